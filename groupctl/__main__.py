@@ -1,0 +1,5 @@
+"""`python -m groupctl` runs the same command as the `groupctl` console script."""
+
+from groupctl.cli.main import main
+
+main()

@@ -1,0 +1,73 @@
+"""`groupctl coordinator ...`: run an embedded coordinator node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from groupctl.cli.errors import BadInput, CliError
+
+app = typer.Typer(help="Run or locate group coordinators.", no_args_is_help=True)
+
+
+def parse_topic_spec(spec: str) -> tuple[str, int]:
+    """`NAME:PARTITIONS` -> (name, partitions)."""
+    name, sep, count = spec.rpartition(":")
+    if not sep or not name or not count.isdigit() or int(count) < 1:
+        raise BadInput(f"--topic {spec!r}: expected NAME:PARTITIONS with PARTITIONS >= 1")
+    return name, int(count)
+
+
+@app.command("run")
+def run(
+    host: str = typer.Option("127.0.0.1", help="Address to bind."),
+    port: int = typer.Option(9092, help="Port to bind (0: any free port)."),
+    data_dir: Optional[Path] = typer.Option(
+        None, help="Where partition logs (and, without --zk, the embedded store) are kept. "
+        "Without it everything lives in memory."),
+    zk: Optional[str] = typer.Option(
+        None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[,HOST:PORT]\\[/chroot] "
+        "for group metadata; without it the embedded store is used."),
+    node_id: int = typer.Option(0, help="This node's broker id."),
+    topic: List[str] = typer.Option([], help="Create topic NAME:PARTITIONS at start if missing (repeatable)."),
+    advertised_host: Optional[str] = typer.Option(None, help="Host clients are told to connect to."),
+    min_session_timeout_ms: int = typer.Option(6000, help="Smallest session timeout a member may ask for."),
+    max_session_timeout_ms: int = typer.Option(1800000, help="Largest session timeout a member may ask for."),
+    initial_rebalance_delay_ms: int = typer.Option(
+        3000, help="How long a group starting from Empty waits for more members (0: no wait)."),
+    auto_create_topics: bool = typer.Option(True, help="Create unknown topics named in Metadata requests."),
+    default_partitions: int = typer.Option(1, help="Partitions of auto-created topics."),
+    max_frame_bytes: int = typer.Option(100 * 1024 * 1024, help="Largest request accepted, in bytes."),
+    zk_session_timeout_s: float = typer.Option(10.0, help="ZooKeeper session timeout, in seconds."),
+    log_level: str = typer.Option("info", help="debug, info, warning or error."),
+) -> None:
+    """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
+    topics = tuple(parse_topic_spec(spec) for spec in topic)
+    if min_session_timeout_ms > max_session_timeout_ms:
+        raise BadInput("--min-session-timeout-ms is larger than --max-session-timeout-ms")
+    if default_partitions < 1:
+        raise BadInput("--default-partitions must be at least 1")
+    if initial_rebalance_delay_ms < 0:
+        raise BadInput("--initial-rebalance-delay-ms must not be negative")
+    from groupctl.server.main import run_node
+
+    from groupctl.coordinator.classic.coordinator import GroupConfig
+    from groupctl.server.config import NodeConfig
+
+    config = NodeConfig(
+        host=host, port=port, node_id=node_id, advertised_host=advertised_host, data_dir=data_dir,
+        zk=zk, zk_session_timeout_s=zk_session_timeout_s, topics=topics,
+        auto_create_topics=auto_create_topics, default_partitions=default_partitions,
+        max_frame_bytes=max_frame_bytes,
+        groups=GroupConfig(
+            min_session_timeout_ms=min_session_timeout_ms,
+            max_session_timeout_ms=max_session_timeout_ms,
+            initial_rebalance_delay_ms=initial_rebalance_delay_ms,
+        ),
+    )
+    try:
+        run_node(config, log_level=log_level)
+    except OSError as exc:
+        raise CliError(f"cannot start the coordinator on {host}:{port}: {exc.strerror or exc}") from exc

@@ -1,0 +1,22 @@
+"""Console entry point: run the app, turning expected failures into one line and an exit status.
+
+Usage errors are reported by Typer itself (exit 2); a `CliError` raised by a command becomes
+`groupctl: error: <message>` on stderr with the error's status; nothing expected prints a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from groupctl.cli.errors import CliError
+
+
+def main() -> None:
+    from groupctl.cli.app import app
+
+    try:
+        app()
+    except CliError as exc:
+        print(f"groupctl: error: {exc}", file=sys.stderr)
+        sys.exit(int(exc.status))

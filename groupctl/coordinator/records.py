@@ -1,0 +1,89 @@
+"""Records: the only way hard state changes.
+
+A core operation returns records alongside its responses; the runtime persists them (store
+writes) before it releases the responses, and the same records, read back from the store, are
+replayed to rebuild state after a restart or a takeover.
+
+Invariants:
+- Records are immutable values with no behaviour; they name a group or topic and carry
+  everything needed to rewrite its stored form.
+- A `GroupMetadataRecord` carries the complete group document (DESIGN.md §4), never a delta:
+  the store writes it with one compare-and-set write.
+- An `OffsetCommitRecord` is one partition's committed offset; the records of one commit request
+  are persisted together (one transaction) or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class GroupMetadataRecord:
+    """The whole group document, written at `/groups/<group>` when a rebalance completes,
+    when the group empties, and when it is loaded back."""
+
+    group: str
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GroupTombstone:
+    """The group was deleted: its document and its committed offsets go."""
+
+    group: str
+
+
+@dataclass(frozen=True)
+class OffsetCommitRecord:
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp_ms: int = 0
+
+
+@dataclass(frozen=True)
+class OffsetTombstone:
+    """One partition's committed offset was deleted (OffsetDelete, or its topic was deleted)."""
+
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class TopicRecord:
+    """A topic as stored at `/brokers/topics/<topic>`; `replicas[p]` lists the node ids of p."""
+
+    name: str
+    topic_id: str
+    replicas: dict[int, list[int]]
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "topic_id": self.topic_id,
+            "partitions": {str(p): list(nodes) for p, nodes in sorted(self.replicas.items())},
+        }
+
+    @classmethod
+    def from_document(cls, name: str, doc: dict[str, Any]) -> "TopicRecord":
+        return cls(
+            name=name,
+            topic_id=doc["topic_id"],
+            replicas={int(p): list(nodes) for p, nodes in doc["partitions"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class TopicTombstone:
+    name: str
+
+
+Record = Union[
+    GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, TopicRecord, TopicTombstone
+]

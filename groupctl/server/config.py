@@ -1,0 +1,34 @@
+"""The node's configuration, as `groupctl coordinator run` options set it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from groupctl.coordinator.classic.coordinator import GroupConfig
+from groupctl.protocol.framing import DEFAULT_MAX_FRAME_BYTES
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    host: str = "127.0.0.1"
+    port: int = 9092
+    node_id: int = 0
+    advertised_host: Optional[str] = None  # default: host (127.0.0.1 when host is a wildcard)
+    advertised_port: Optional[int] = None  # default: the bound port
+    data_dir: Optional[Path] = None  # None: logs and embedded store live in memory only
+    zk: Optional[str] = None  # ZooKeeper connect string with optional chroot
+    zk_session_timeout_s: float = 10.0
+    topics: tuple[tuple[str, int], ...] = ()  # created at start when missing
+    auto_create_topics: bool = True
+    default_partitions: int = 1
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    cluster_id: str = "groupctl"
+    groups: GroupConfig = field(default_factory=GroupConfig)
+
+    def advertised(self, bound_port: int) -> tuple[str, int]:
+        host = self.advertised_host or self.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        return host, self.advertised_port or bound_port

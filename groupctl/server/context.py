@@ -1,0 +1,42 @@
+"""What a handler sees: the request's context and the node's services.
+
+Handlers are thin: decode-level checks, conversion between kafka-python message objects and the
+core's dataclasses, and one call into a service. They never touch sockets or the clock directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Protocol, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from groupctl.coordinator.results import Result
+
+
+class NodeServices(Protocol):
+    """The runtime as handlers use it (implemented by `groupctl.server.runtime.Node`)."""
+
+    config: Any  # groupctl.server.config.NodeConfig
+    topics: Any  # groupctl.server.topics.TopicRegistry
+    logs: Any  # groupctl.log.LogManager
+
+    def now_ms(self) -> int: ...
+
+    async def call_groups(self, op: Callable[[Any, Hashable, int], "Result"]) -> Any:
+        """Run `op(core, token, now_ms)` on the group coordinator core, persist the records of
+        its result, deliver its replies, and return the reply addressed to `token` (which may
+        arrive in a later result, for parked JoinGroup/SyncGroup)."""
+
+
+@dataclass
+class RequestContext:
+    node: NodeServices
+    api_key: int
+    version: int
+    correlation_id: int
+    client_id: str
+    client_host: str  # "/127.0.0.1" as Kafka reports it
+    response_class: type  # kafka-python's response class at this version
+
+    def respond(self, **fields: Any) -> Any:
+        return self.response_class(**fields)

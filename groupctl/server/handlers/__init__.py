@@ -1,0 +1,23 @@
+"""One module per Kafka API; importing this package registers them all (see
+`groupctl.protocol.registry`). The registry is what ApiVersions advertises."""
+
+from groupctl.server.handlers import (  # noqa: F401
+    api_versions,
+    create_topics,
+    delete_groups,
+    delete_topics,
+    describe_groups,
+    fetch,
+    find_coordinator,
+    heartbeat,
+    join_group,
+    leave_group,
+    list_groups,
+    list_offsets,
+    metadata,
+    offset_commit,
+    offset_delete,
+    offset_fetch,
+    produce,
+    sync_group,
+)

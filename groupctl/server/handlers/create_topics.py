@@ -1,0 +1,60 @@
+"""CreateTopics (19), v2-7.
+
+Version notes: v1+ validate_only; v4 lets num_partitions/replication_factor be -1 (defaults);
+v5 is flexible and returns partitions, replication factor and configs; v7 returns topic ids.
+
+Semantics: partitions are spread over live nodes, or placed exactly as a manual assignment says
+(assignments' node ids must be live nodes; num_partitions and replication_factor must then be
+-1, as Kafka requires). Topic configs are accepted and not applied: the embedded log has no
+retention or compaction settings (a deliberate difference; the response reports no configs).
+"""
+
+import uuid
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.topics import TopicError
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _plan(ctx, topic):
+    node = ctx.node
+    if topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise TopicError(ErrorCode.INVALID_REQUEST,
+                             "with manual assignments, partitions and replication factor must be -1")
+        manual = {a.partition_index: list(a.broker_ids) for a in topic.assignments}
+        return node.topics.plan(topic.name, len(manual), assignments=manual)
+    partitions = node.config.default_partitions if topic.num_partitions == -1 else topic.num_partitions
+    factor = 1 if topic.replication_factor == -1 else topic.replication_factor
+    return node.topics.plan(topic.name, partitions, factor)
+
+
+@api(key=19, versions=(2, 7))
+async def handle_create_topics(ctx, request):
+    entry = ctx.response_class.CreatableTopicResult
+    results = []
+    seen = set()
+    for topic in request.topics:
+        try:
+            if topic.name in seen:
+                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears twice")
+            seen.add(topic.name)
+            record = _plan(ctx, topic)
+            if not request.validate_only:
+                await ctx.node.topics.create(record)
+        except TopicError as exc:
+            results.append(entry(name=topic.name, topic_id=ZERO_UUID, error_code=exc.code,
+                                 error_message=str(exc), num_partitions=-1, replication_factor=-1,
+                                 configs=None))
+            continue
+        results.append(entry(
+            name=record.name,
+            topic_id=uuid.UUID(record.topic_id) if not request.validate_only else ZERO_UUID,
+            error_code=0, error_message=None,
+            num_partitions=len(record.replicas),
+            replication_factor=len(record.replicas[0]),
+            configs=[],
+        ))
+    return ctx.respond(throttle_time_ms=0, topics=results)

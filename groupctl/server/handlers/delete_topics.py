@@ -1,0 +1,45 @@
+"""DeleteTopics (20), v1-6.
+
+Version notes: v4 is flexible; v5 adds error messages; v6 names topics by name or id.
+
+Semantics: a deleted topic's partition logs and every group's committed offsets for it go with
+it, as in Kafka. Deletion is immediate (Kafka deletes asynchronously and reports the topic as
+"marked for deletion" meanwhile).
+"""
+
+import uuid
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.topics import TopicError
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _targets(ctx, request):
+    """(name, topic_id) pairs in request order."""
+    if ctx.version >= 6:
+        return [(t.name, t.topic_id) for t in request.topics]
+    return [(name, None) for name in request.topic_names]
+
+
+@api(key=20, versions=(1, 6))
+async def handle_delete_topics(ctx, request):
+    entry = ctx.response_class.DeletableTopicResult
+    results = []
+    for name, topic_id in _targets(ctx, request):
+        if name is None and topic_id not in (None, ZERO_UUID):
+            record = ctx.node.topics.by_id(str(topic_id))
+            if record is None:
+                results.append(entry(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                                     error_message=f"no topic with id {topic_id}"))
+                continue
+            name = record.name
+        try:
+            record = await ctx.node.delete_topic(name)
+        except TopicError as exc:
+            results.append(entry(name=name, topic_id=topic_id or ZERO_UUID, error_code=exc.code,
+                                 error_message=str(exc)))
+            continue
+        results.append(entry(name=name, topic_id=uuid.UUID(record.topic_id), error_code=0, error_message=None))
+    return ctx.respond(throttle_time_ms=0, responses=results)

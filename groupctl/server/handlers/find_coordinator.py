@@ -1,0 +1,42 @@
+"""FindCoordinator (10), v0-6.
+
+Version notes: v1 adds key_type and error messages; v3 is flexible; v4 batches keys
+(`coordinator_keys`) and answers one entry per key; v5/v6 change only error semantics
+(v6: share-group keys, which are not served).
+
+Semantics: this node coordinates every group it is asked about (one node, every group
+partition). Transaction coordinators (key_type 1) and share groups (key_type 2) are not
+implemented: COORDINATOR_NOT_AVAILABLE, as a cluster without them answers. An empty group id
+gets INVALID_GROUP_ID, as in Kafka.
+"""
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+
+GROUP_KEY = 0
+
+
+def _locate(ctx, key, key_type):
+    """(error, message, node_id, host, port) for one key."""
+    if key_type != GROUP_KEY:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "only group coordinators are served", -1, "", -1
+    if not key:
+        return ErrorCode.INVALID_GROUP_ID, "group id is empty", -1, "", -1
+    host, port = ctx.node.advertised()
+    return ErrorCode.NONE, None, ctx.node.config.node_id, host, port
+
+
+@api(key=10, versions=(0, 6))
+async def handle_find_coordinator(ctx, request):
+    key_type = request.key_type if ctx.version >= 1 else GROUP_KEY
+    if ctx.version >= 4:
+        entry = ctx.response_class.Coordinator
+        coordinators = []
+        for key in request.coordinator_keys:
+            error, message, node_id, host, port = _locate(ctx, key, key_type)
+            coordinators.append(entry(key=key, node_id=node_id, host=host, port=port,
+                                      error_code=error, error_message=message))
+        return ctx.respond(throttle_time_ms=0, coordinators=coordinators)
+    error, message, node_id, host, port = _locate(ctx, request.key, key_type)
+    return ctx.respond(throttle_time_ms=0, error_code=error, error_message=message,
+                       node_id=node_id, host=host, port=port)

@@ -1,0 +1,40 @@
+"""Running a node in the foreground: logging, the event loop, the startup banner."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+
+from groupctl.server.config import NodeConfig
+from groupctl.store.base import StoreUnavailable
+
+
+def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from groupctl.cli.errors import CliError
+
+    try:
+        asyncio.run(_serve(config))
+    except StoreUnavailable as exc:
+        raise CliError(f"metadata store unavailable: {exc}") from exc
+
+
+async def _serve(config: NodeConfig) -> None:
+    from groupctl.server.server import CoordinatorServer
+
+    server = CoordinatorServer(config)
+    try:
+        await server.start()
+    except BaseException:
+        await server.node.close()
+        raise
+    store = f"ZooKeeper {config.zk}" if config.zk else (
+        f"embedded store in {config.data_dir}" if config.data_dir else "in-memory store (nothing persisted)")
+    print(f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
+          f"({store}); Ctrl-C to stop", flush=True)
+    await server.serve_forever()

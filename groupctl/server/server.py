@@ -1,0 +1,89 @@
+"""The asyncio server: accept connections, run the node, shut down cleanly.
+
+Shutdown (SIGTERM/SIGINT or `stop()`): stop accepting, let every connection finish the request
+it is handling and send its response (bounded by `drain_timeout_s`), then close connections,
+flush the logs and the store. A parked JoinGroup/SyncGroup does not hold shutdown up beyond the
+bound: its client sees the connection close and rejoins elsewhere, as with a broker restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from typing import Optional
+
+import groupctl.server.handlers  # noqa: F401  (registers every API handler)
+from groupctl.server.config import NodeConfig
+from groupctl.server.connection import Connection
+from groupctl.server.runtime import Node
+
+log = logging.getLogger("groupctl.server")
+
+
+class CoordinatorServer:
+    def __init__(self, config: NodeConfig, *, drain_timeout_s: float = 5.0) -> None:
+        self.config = config
+        self.node = Node(config)
+        self.drain_timeout_s = drain_timeout_s
+        self._server: Optional[asyncio.base_events.Server] = None
+        self._connections: dict[asyncio.Task, Connection] = {}
+        self._stopped = asyncio.Event()
+
+    @property
+    def port(self) -> int:
+        assert self.node.bound_port is not None, "server not started"
+        return self.node.bound_port
+
+    @property
+    def bootstrap(self) -> str:
+        host, port = self.node.advertised()
+        return f"{host}:{port}"
+
+    async def start(self) -> None:
+        await self.node.load()
+        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
+                                                  reuse_address=True)
+        port = self._server.sockets[0].getsockname()[1]
+        await self.node.register(*self.config.advertised(port))
+        log.info("node %d listening on %s:%d (advertised %s)", self.config.node_id,
+                 self.config.host, port, self.bootstrap)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = Connection(self.node, reader, writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections[task] = connection
+        try:
+            await connection.serve()
+        finally:
+            self._connections.pop(task, None)
+
+    async def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if self._server is not None:
+            self._server.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.drain_timeout_s
+        while any(c.busy for c in self._connections.values()) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self.node.close()
+        log.info("node %d stopped", self.config.node_id)
+
+    async def serve_forever(self) -> None:
+        """Run until SIGTERM/SIGINT, then stop cleanly."""
+        loop = asyncio.get_running_loop()
+        stop_requested = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop_requested.set)
+        try:
+            await stop_requested.wait()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            await self.stop()

@@ -1,0 +1,99 @@
+"""A real Kafka consumer in its own process, for tests that kill members.
+
+    python -m tests.support.consumer_proc CLIENT BOOTSTRAP GROUP TOPIC [--session-timeout-ms N]
+        [--max-seconds S]
+
+CLIENT is `kafka-python` or `confluent`. Prints one JSON object per line to stdout:
+{"event": "assigned", "partitions": [[topic, p], ...]} after every rebalance it observes, and
+{"event": "consumed", "records": [[topic, p, offset, value], ...]} for each non-empty poll, after
+committing synchronously. Exits by itself after --max-seconds (bounded test loops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+
+
+def emit(obj) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def run_kafka_python(args) -> None:
+    from kafka import KafkaConsumer
+    from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked):
+            pass
+
+        def on_partitions_assigned(self, assigned):
+            emit({"event": "assigned", "partitions": sorted([tp.topic, tp.partition] for tp in assigned)})
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.client_id,
+        enable_auto_commit=False, auto_offset_reset="earliest",
+        session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=args.session_timeout_ms // 6,
+        request_timeout_ms=max(30000, args.session_timeout_ms + 5000),
+    )
+    consumer.subscribe([args.topic], listener=Listener())
+    deadline = time.monotonic() + args.max_seconds
+    try:
+        while time.monotonic() < deadline:
+            polled = consumer.poll(timeout_ms=200)
+            records = [[r.topic, r.partition, r.offset, r.value.decode()] for rs in polled.values() for r in rs]
+            if records:
+                consumer.commit()
+                emit({"event": "consumed", "records": records})
+    finally:
+        consumer.close()
+
+
+def run_confluent(args) -> None:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({
+        "bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.client_id,
+        "enable.auto.commit": False, "auto.offset.reset": "earliest",
+        "session.timeout.ms": args.session_timeout_ms,
+        "heartbeat.interval.ms": args.session_timeout_ms // 6,
+        "broker.address.family": "v4",
+    })
+
+    def on_assign(c, partitions):
+        emit({"event": "assigned", "partitions": sorted([p.topic, p.partition] for p in partitions)})
+
+    consumer.subscribe([args.topic], on_assign=on_assign)
+    deadline = time.monotonic() + args.max_seconds
+    try:
+        while time.monotonic() < deadline:
+            msgs = consumer.consume(num_messages=500, timeout=0.2)
+            records = [[m.topic(), m.partition(), m.offset(), m.value().decode()] for m in msgs if not m.error()]
+            if records:
+                consumer.commit(asynchronous=False)
+                emit({"event": "consumed", "records": records})
+    finally:
+        consumer.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("client", choices=["kafka-python", "confluent"])
+    parser.add_argument("bootstrap")
+    parser.add_argument("group")
+    parser.add_argument("topic")
+    parser.add_argument("--client-id", default="test-consumer")
+    parser.add_argument("--session-timeout-ms", type=int, default=6000)
+    parser.add_argument("--max-seconds", type=float, default=120)
+    args = parser.parse_args()
+    # SIGTERM closes the consumer cleanly (it sends LeaveGroup); SIGKILL is the crash case.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    (run_kafka_python if args.client == "kafka-python" else run_confluent)(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Test-side handles on consumer processes (`consumer_proc.py`) and a line-reading thread each."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ConsumerProcess:
+    def __init__(self, client: str, bootstrap: str, group: str, topic: str, *, client_id: str,
+                 session_timeout_ms: int = 6000, max_seconds: float = 120) -> None:
+        self.client_id = client_id
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.consumer_proc", client, bootstrap, group, topic,
+             "--client-id", client_id, "--session-timeout-ms", str(session_timeout_ms),
+             "--max-seconds", str(max_seconds)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        self.events: "queue.Queue[dict]" = queue.Queue()
+        self.assignment: list[tuple[str, int]] = []
+        self.records: list[tuple[str, int, int, str]] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            event = json.loads(line)
+            with self._lock:
+                if event["event"] == "assigned":
+                    self.assignment = [tuple(p) for p in event["partitions"]]
+                else:
+                    self.records.extend(tuple(r) for r in event["records"])
+            self.events.put(event)
+
+    def snapshot(self) -> tuple[list, list]:
+        with self._lock:
+            return list(self.assignment), list(self.records)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
+    """Poll `predicate` until it returns a truthy value or `timeout` seconds pass (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(interval)
