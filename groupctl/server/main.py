@@ -35,6 +35,6 @@ async def _serve(config: NodeConfig) -> None:
         raise
     store = f"ZooKeeper {config.zk}" if config.zk else (
         f"embedded store in {config.data_dir}" if config.data_dir else "in-memory store (nothing persisted)")
-    print(f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
-          f"({store}); Ctrl-C to stop", flush=True)
-    await server.serve_forever()
+    await server.serve_forever(on_ready=lambda: print(
+        f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
+        f"({store}); Ctrl-C to stop", flush=True))

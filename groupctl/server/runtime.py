@@ -33,7 +33,8 @@ from groupctl.server.config import NodeConfig
 from groupctl.server.faults import FaultInjector
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topics import TopicRegistry
-from groupctl.store.base import MetadataStore, StoreError
+from groupctl.store.base import MetadataStore, NodeExists, StoreError
+from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter, register_broker
 
 log = logging.getLogger("groupctl.node")
@@ -47,16 +48,6 @@ def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-def open_store(config: NodeConfig) -> MetadataStore:
-    if config.zk:
-        from groupctl.store.zookeeper import ZooKeeperStore
-
-        return ZooKeeperStore(config.zk, session_timeout_s=config.zk_session_timeout_s)
-    from groupctl.store.embedded import EmbeddedStore
-
-    return EmbeddedStore(config.data_dir / "store" if config.data_dir else None)
-
-
 class Node:
     """Everything a running coordinator node is, minus the sockets (see `server.py`)."""
 
@@ -64,7 +55,8 @@ class Node:
         self.config = config
         self.now_ms = now_ms
         self.faults = FaultInjector()
-        self.store: MetadataStore = open_store(config)
+        self.store: MetadataStore = open_store(zk=config.zk, data_dir=config.data_dir,
+                                               session_timeout_s=config.zk_session_timeout_s)
         self.writer = RecordWriter(self.store, config.node_id)
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None)
         self.topics = TopicRegistry(self.writer.write, lambda: [config.node_id])
@@ -79,6 +71,7 @@ class Node:
     async def load(self) -> None:
         """Open the store and replay what it holds: topics, then groups and their offsets."""
         await self.store.start()
+        await self.writer.start()
         records = await self.writer.load()
         now = self.now_ms()
         groups = 0
@@ -92,8 +85,21 @@ class Node:
         await self.topics.ensure(self.config.topics)
 
     async def register(self, host: str, port: int) -> None:
+        """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
+        lives until its ZooKeeper session expires; like a Kafka broker, wait that out (bounded by
+        twice the session timeout) rather than take over a node another live process may own."""
         self.bound_port = port
-        await register_broker(self.store, self.config.node_id, host, port, self.now_ms())
+        deadline = asyncio.get_running_loop().time() + 2 * self.config.zk_session_timeout_s + 2
+        while True:
+            try:
+                await register_broker(self.store, self.config.node_id, host, port, self.now_ms())
+                return
+            except NodeExists:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+                log.info("node id %d is still registered by an earlier session; waiting for it to expire",
+                         self.config.node_id)
+                await asyncio.sleep(0.5)
 
     async def close(self) -> None:
         self.timer.close()

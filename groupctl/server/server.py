@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from typing import Optional
+from typing import Callable, Optional
 
 import groupctl.server.handlers  # noqa: F401  (registers every API handler)
 from groupctl.server.config import NodeConfig
@@ -75,13 +75,15 @@ class CoordinatorServer:
         await self.node.close()
         log.info("node %d stopped", self.config.node_id)
 
-    async def serve_forever(self) -> None:
-        """Run until SIGTERM/SIGINT, then stop cleanly."""
+    async def serve_forever(self, on_ready: Callable[[], None] = lambda: None) -> None:
+        """Run until SIGTERM/SIGINT, then stop cleanly. `on_ready` runs once the signal handlers
+        are installed, so a signal sent as soon as the node says it is ready is handled."""
         loop = asyncio.get_running_loop()
         stop_requested = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop_requested.set)
         try:
+            on_ready()
             await stop_requested.wait()
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):

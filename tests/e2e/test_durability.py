@@ -70,7 +70,7 @@ def test_acknowledged_commits_survive_kill_9(store_args, tmp_path):
     try:
         admin = admin_for(restarted.bootstrap)
         try:
-            committed = admin.list_group_offsets("books")
+            committed = admin.list_group_offsets("books")["books"]
         finally:
             admin.close()
         # The commit in flight at the kill may or may not have landed; nothing acknowledged is lost.
@@ -129,9 +129,10 @@ def test_topics_and_produced_messages_survive_a_restart(tmp_path):
     args = ["--data-dir", str(tmp_path / "data")]
     node = start(args, tmp_path, "--topic", "audit:2")
     producer = KafkaProducer(bootstrap_servers=node.bootstrap, acks="all")
-    for i in range(200):
-        producer.send("audit", value=f"a{i}".encode(), partition=i % 2)
+    futures = [producer.send("audit", value=f"a{i}".encode(), partition=i % 2) for i in range(200)]
     producer.flush(30)
+    for future in futures:
+        future.get(timeout=10)  # raises if the node refused the write
     producer.close()
     assert node.terminate() == 0
 

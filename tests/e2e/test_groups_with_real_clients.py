@@ -27,10 +27,11 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 
 
 def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
-    for i in range(count):
-        producer.send(topic, value=f"m{i}".encode(), partition=i % partitions)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    futures = [producer.send(topic, value=f"m{i}".encode(), partition=i % partitions) for i in range(count)]
     producer.flush(30)
+    for future in futures:
+        future.get(timeout=10)  # raises if the node refused the write
     producer.close()
 
 
@@ -120,7 +121,7 @@ def test_thousands_of_messages_are_consumed_exactly_once_and_committed_to_the_lo
             consumer.stop()
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        committed = admin.list_group_offsets("etl")
+        committed = admin.list_group_offsets("etl")["etl"]
     finally:
         admin.close()
     assert {tp.partition: meta.offset for tp, meta in committed.items()} == {p: count // 6 for p in range(6)}

@@ -9,7 +9,7 @@ Semantics: brokers list this node at its advertised address; leader epoch is alw
 are no leader epochs, which also keeps clients from sending OffsetForLeaderEpoch). A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
 for older versions, as Kafka does), with the node's default partition count. Authorized
-operations are reported as unknown (-2147483648): there is no authorization.
+operations are left at the schema default (unknown, -2147483648): there is no authorization.
 """
 
 import uuid
@@ -18,7 +18,6 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.server.topics import TopicError, topic_name_error
 
-UNKNOWN_OPERATIONS = -2147483648
 ZERO_UUID = uuid.UUID(int=0)
 
 
@@ -52,14 +51,12 @@ def _topic_entry(ctx, record):
                       replica_nodes=list(nodes), isr_nodes=list(nodes), offline_replicas=[])
             for p, nodes in sorted(record.replicas.items())
         ],
-        topic_authorized_operations=UNKNOWN_OPERATIONS,
     )
 
 
 def _error_entry(ctx, name, topic_id, code):
     return ctx.response_class.MetadataResponseTopic(
         error_code=code, name=name, topic_id=topic_id or ZERO_UUID, is_internal=False, partitions=[],
-        topic_authorized_operations=UNKNOWN_OPERATIONS,
     )
 
 
@@ -94,6 +91,5 @@ async def handle_metadata(ctx, request):
         cluster_id=node.config.cluster_id,
         controller_id=node.config.node_id,
         topics=topics,
-        cluster_authorized_operations=UNKNOWN_OPERATIONS,
         error_code=0,
     )

@@ -1,0 +1,23 @@
+"""Server-side settings of classic groups (Kafka's `group.*` broker configs of the same names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms (0 is handy in tests)
+    max_group_size: Optional[int] = None  # group.max.size; None: unbounded
+
+
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+"""How long a new member's first JoinGroup may stay parked before the member is dropped (Kafka's
+fixed 5 minutes): a parked request cannot heartbeat, and a client that timed out and retried
+would otherwise leave a defunct member in the rebalance forever."""
+
+OFFSET_METADATA_MAX_CHARS = 4096
+"""offset.metadata.max.bytes: longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE."""

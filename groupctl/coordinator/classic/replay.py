@@ -1,0 +1,127 @@
+"""Replaying records: the only way the classic core's hard state changes.
+
+Operations build records and apply them here; loading from the store applies the same records.
+Hard state is what the store keeps: committed offsets, and the group document's state,
+assignments, protocol and leader. Soft state (parked requests, the join and sync phases, pending
+members, the generation a rebalance in progress is heading for) lives only in memory, exactly as
+in Kafka, where a coordinator that takes over makes the members rejoin.
+
+A `GroupMetadataRecord` is applied one of two ways:
+- load: no such group in memory, or only a member-less Empty one (created by replayed offset
+  commits) -> the group is constructed from the document (Stable, or Empty), keeping its offsets;
+- checkpoint: a live group -> the document must describe it exactly (same generation, same member
+  ids, same protocol and leader); its state (through the legality table) and assignments are
+  taken from the document.
+
+Anything else is an impossible sequence and raises `ReplayError`. The runtime persists the
+records of a core operation and must not replay them into the core that produced them (they
+are already applied); it replays only what it loads from the store.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from groupctl.coordinator.classic.context import Core, cancel_group_timers
+from groupctl.coordinator.classic.document import (
+    document_assignments,
+    document_members,
+    document_state,
+)
+from groupctl.coordinator.classic.group import ClassicGroup
+from groupctl.coordinator.classic.state import GroupState
+from groupctl.coordinator.records import (
+    GroupMetadataRecord,
+    GroupTombstone,
+    OffsetCommitRecord,
+    OffsetTombstone,
+    Record,
+    TopicRecord,
+    TopicTombstone,
+)
+
+
+class ReplayError(RuntimeError):
+    """A record that cannot follow the current state: the store or the core is corrupt."""
+
+
+def apply_record(core: Core, record: Record) -> Optional[ClassicGroup]:
+    """Apply one record. Returns the group a document load constructed (its members need fresh
+    session timers from the caller), else None. Topic records belong to other parts of the node
+    and are ignored."""
+    if isinstance(record, GroupMetadataRecord):
+        return _apply_document(core, record)
+    if isinstance(record, OffsetCommitRecord):
+        group = core.groups.get(record.group)
+        if group is None:
+            group = core.groups[record.group] = ClassicGroup(record.group)
+        group.offsets[(record.topic, record.partition)] = record
+        return None
+    if isinstance(record, OffsetTombstone):
+        group = core.groups.get(record.group)
+        if group is None or group.offsets.pop((record.topic, record.partition), None) is None:
+            raise ReplayError(f"offset tombstone for {record.group} {record.topic}-{record.partition}, "
+                              "which has no committed offset")
+        return None
+    if isinstance(record, GroupTombstone):
+        group = core.groups.get(record.group)
+        if group is None:
+            raise ReplayError(f"tombstone for unknown group {record.group}")
+        if group.members:
+            raise ReplayError(f"tombstone for group {record.group}, which still has members")
+        group.transition_to(GroupState.DEAD)
+        cancel_group_timers(core, group)
+        del core.groups[record.group]
+        return None
+    if isinstance(record, (TopicRecord, TopicTombstone)):
+        return None
+    raise ReplayError(f"unknown record {record!r}")
+
+
+def _apply_document(core: Core, record: GroupMetadataRecord) -> Optional[ClassicGroup]:
+    doc = record.document
+    if doc.get("group") != record.group:
+        raise ReplayError(f"document of group {doc.get('group')!r} recorded for {record.group!r}")
+    state = document_state(doc)
+    live = core.groups.get(record.group)
+    if live is None or (live.state is GroupState.EMPTY and not live.members and not live.pending_join):
+        return _load(core, record.group, doc, state, live)
+    _checkpoint(live, doc, state)
+    return None
+
+
+def _load(core: Core, group_id: str, doc: dict, state: GroupState, live: Optional[ClassicGroup]) -> ClassicGroup:
+    if live is not None and doc["generation"] < live.generation:
+        raise ReplayError(f"group {group_id}: stored generation {doc['generation']} is older than "
+                          f"generation {live.generation} in memory")
+    group = ClassicGroup(
+        group_id=group_id, state=state, generation=int(doc["generation"]),
+        protocol_type=doc.get("protocol_type"), protocol=doc.get("protocol"),
+        offsets=live.offsets if live is not None else {}, updated_at_ms=int(doc.get("updated_at_ms", 0)),
+    )
+    for member in document_members(doc):
+        group.add(member)
+    group.leader = doc["leader"] if group.members else None
+    group.subscribed_topics = group.compute_subscribed_topics()
+    core.groups[group_id] = group
+    return group
+
+
+def _checkpoint(group: ClassicGroup, doc: dict, state: GroupState) -> None:
+    ids = [m["member_id"] for m in doc["members"]]
+    if doc["generation"] != group.generation or set(ids) != set(group.members):
+        raise ReplayError(
+            f"group {group.group_id}: document (generation {doc['generation']}, members {sorted(ids)}) "
+            f"does not describe the live group (generation {group.generation}, members {sorted(group.members)})"
+        )
+    if ids and (doc["protocol"] != group.protocol or doc["leader"] != group.leader):
+        raise ReplayError(f"group {group.group_id}: document protocol/leader {doc['protocol']}/{doc['leader']} "
+                          f"differ from the live group's {group.protocol}/{group.leader}")
+    if state is not group.state:
+        group.transition_to(state)
+    for member_id, assignment in document_assignments(doc).items():
+        group.members[member_id].assignment = assignment
+    if not ids:
+        group.protocol = None
+    group.subscribed_topics = group.compute_subscribed_topics()
+    group.updated_at_ms = int(doc["updated_at_ms"])

@@ -1,0 +1,35 @@
+"""Partition logs for the embedded node: produced record batches stored as bytes, served by
+Fetch and searched by ListOffsets. See `partition.py` for the invariants and durability."""
+
+from groupctl.log.errors import (
+    CorruptBatchError,
+    InvalidProducerEpochError,
+    LogCorruptionError,
+    LogDirLockedError,
+    LogError,
+    OffsetOutOfRangeError,
+    OutOfOrderSequenceError,
+    UnsupportedMagicError,
+)
+from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
+from groupctl.log.partition import AppendResult, PartitionLog
+from groupctl.log.producer_ids import ProducerIdAllocator
+from groupctl.log.producers import ProducerStateManager
+
+__all__ = [
+    "AppendResult",
+    "CorruptBatchError",
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "DEFAULT_SEGMENT_BYTES",
+    "InvalidProducerEpochError",
+    "LogCorruptionError",
+    "LogDirLockedError",
+    "LogError",
+    "LogManager",
+    "OffsetOutOfRangeError",
+    "OutOfOrderSequenceError",
+    "PartitionLog",
+    "ProducerIdAllocator",
+    "ProducerStateManager",
+    "UnsupportedMagicError",
+]

@@ -1,0 +1,77 @@
+"""Producer ids and epochs handed out by InitProducerId, unique across restarts without any I/O.
+
+An id is `(block << 20) | n`: `block` is a wall-clock millisecond taken when the first id is
+asked for, and n counts 0 .. 2^20-1 within it; when a block is used up the next one is
+max(now, block + 1). Why this is unique across restarts of the node: a restarted node's first
+block is a millisecond after the previous run began, and later than every block that run used,
+provided (1) the wall clock does not step back across the restart and (2) the previous run did
+not hand out more than 2^20 ids per millisecond on average (only that carries blocks ahead of
+the clock). A persisted counter would need an fsync per id (or block reservations) and a data
+dir; the clock needs neither and also covers a node without one, whose producers keep their
+old ids across its restart. Ids stay below 2^63 until milliseconds reach 2^43 (year 2248).
+
+Epochs: a new id starts at epoch 0. InitProducerId v3+ may name the id and epoch a producer
+holds to bump the epoch (KIP-360); see `bump`.
+
+Deliberate differences from Apache Kafka:
+- Kafka reserves blocks of 1000 ids in ZooKeeper (or the controller), so ids are unique across
+  a cluster; these are unique per node only, which is enough while one node leads every
+  partition. Several nodes sharing partitions would need node-id bits in the id.
+- Kafka answers every non-transactional InitProducerId with a fresh id and epoch 0, whatever
+  id/epoch the request names; this node bumps the epoch of an id it issued (so the partitions
+  keep one producer id), and otherwise answers as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+BLOCK_BITS = 20
+BLOCK_SIZE = 1 << BLOCK_BITS
+MAX_EPOCH = 2**15 - 1  # epochs are int16
+DEFAULT_MAX_REMEMBERED = 100_000
+
+
+class ProducerIdAllocator:
+    def __init__(self, *, max_remembered: int = DEFAULT_MAX_REMEMBERED) -> None:
+        self.max_remembered = max_remembered
+        self._block = -1
+        self._next = BLOCK_SIZE  # no block yet: the first allocation takes one
+        self._epochs: OrderedDict[int, int] = OrderedDict()  # id -> latest epoch issued, oldest first
+
+    def allocate(self, now_ms: int) -> tuple[int, int]:
+        """A producer id never issued before, with epoch 0."""
+        if self._next >= BLOCK_SIZE:
+            self._block = max(now_ms, self._block + 1)
+            self._next = 0
+        producer_id = (self._block << BLOCK_BITS) | self._next
+        self._next += 1
+        self._remember(producer_id, 0)
+        return producer_id, 0
+
+    def bump(self, producer_id: int, epoch: int, now_ms: int) -> tuple[int, int]:
+        """Answer a producer that holds (`producer_id`, `epoch`) and asks for a new epoch.
+
+        - The pair is the latest this allocator issued: the same id with epoch + 1.
+        - `epoch` is one behind the latest issued (a retry of a bump whose answer was lost):
+          the latest pair again.
+        - Anything else (an id this run did not issue or has forgotten, an epoch that was never
+          issued, an exhausted epoch): a fresh id with epoch 0, as Kafka answers every
+          non-transactional producer. Never an error: fencing a non-transactional producer
+          would be fatal to it (kafka-python and librdkafka treat PRODUCER_FENCED as fatal)
+          although no other producer can hold its id.
+        """
+        latest = self._epochs.get(producer_id)
+        if latest is not None and epoch == latest and latest < MAX_EPOCH:
+            self._remember(producer_id, latest + 1)
+            return producer_id, latest + 1
+        if latest is not None and epoch == latest - 1:
+            self._epochs.move_to_end(producer_id)
+            return producer_id, latest
+        return self.allocate(now_ms)
+
+    def _remember(self, producer_id: int, epoch: int) -> None:
+        self._epochs[producer_id] = epoch
+        self._epochs.move_to_end(producer_id)
+        while len(self._epochs) > self.max_remembered:
+            self._epochs.popitem(last=False)

@@ -1,0 +1,191 @@
+"""Idempotent-producer state of one partition, with Apache Kafka's ProducerStateManager rules.
+
+For every producer id that appended to the partition the state keeps the producer's epoch and
+the metadata (first/last sequence, first/last offset) of its last five batches, in memory. The
+partition log checks every append of batches that carry a producer id (>= 0) before writing:
+
+- Duplicate: the batch has the producer's current epoch and the same first and last sequence
+  as one of the five remembered batches (a retry whose response was lost). Nothing is written;
+  the append is answered with the original offsets, as Kafka >= 1.0 does (error NONE).
+- Lower epoch than the producer's current one: InvalidProducerEpochError (a zombie producer).
+- Higher epoch (an epoch bump): the first sequence must be 0, else OutOfOrderSequenceError; the
+  remembered batches start over.
+- Same epoch: the first sequence must follow the last one (last + 1, wrapping from 2^31-1 to 0),
+  else OutOfOrderSequenceError (a gap, or a retry older than the five remembered batches).
+- Unknown producer id: any first sequence is accepted, as Kafka >= 2.5 (KIP-360) does, because
+  the state may be gone (evicted here, lost to a restart beyond the rebuild bound) while the
+  producer is fine; the old UNKNOWN_PRODUCER_ID answer made clients reset needlessly.
+
+Batches without a producer id are never checked. An append is checked as a whole first
+(`prepare`) and the state changes only when the write succeeded (`commit`), so a refused or
+failed write leaves the state as it was. Only committed state is searched for duplicates: a
+batch repeated inside one append is a sequence error, not a duplicate.
+
+Invariants: an entry holds 1..5 batches, oldest first, all of the entry's epoch, their
+sequences consecutive; at most `max_producers` entries, the least recently appended evicted
+first (it then counts as unknown).
+
+Deliberate differences from Apache Kafka:
+- No expiry by time (producer.id.expiration.ms): the state is bounded by a producer count per
+  partition instead, since the log has no clock.
+- No snapshot files: after a restart the state is rebuilt by `replay` from the headers of the
+  active segment only (see `PartitionLog`), so producers that last wrote before it are unknown.
+- A multi-batch append (Kafka accepts one batch per partition from v2-format clients) is a
+  duplicate only when every batch is one; a mix is refused as out of order.
+- Transactions are not tracked: no ongoing-transaction state, no coordinator epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from groupctl.log.batches import BatchHeader
+from groupctl.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError
+
+INT32_MAX = 2**31 - 1
+BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN (max.in.flight is at most 5)
+DEFAULT_MAX_PRODUCERS = 10_000
+
+
+def last_sequence(base_sequence: int, last_offset_delta: int) -> int:
+    """The sequence of a batch's last record: sequences wrap from 2^31-1 to 0."""
+    if base_sequence > INT32_MAX - last_offset_delta:
+        return last_offset_delta - (INT32_MAX - base_sequence) - 1
+    return base_sequence + last_offset_delta
+
+
+def in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (last_seq == INT32_MAX and next_seq == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMetadata:
+    first_sequence: int
+    last_sequence: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerEntry:
+    epoch: int
+    batches: tuple[BatchMetadata, ...]  # oldest first, 1..BATCHES_TO_RETAIN
+
+    @property
+    def last_sequence(self) -> int:
+        return self.batches[-1].last_sequence
+
+    def find(self, epoch: int, first_seq: int, last_seq: int) -> Optional[BatchMetadata]:
+        """The remembered batch a batch with these fields duplicates, if any."""
+        if epoch != self.epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_sequence == first_seq and batch.last_sequence == last_seq:
+                return batch
+        return None
+
+    def with_batch(self, epoch: int, batch: BatchMetadata) -> "ProducerEntry":
+        """This entry after appending `batch` under `epoch` (a new epoch starts the window over)."""
+        kept = self.batches if epoch == self.epoch else ()
+        return ProducerEntry(epoch, (kept + (batch,))[-BATCHES_TO_RETAIN:])
+
+
+@dataclass(frozen=True)
+class PreparedAppend:
+    """What `prepare` decided: either the append duplicates earlier batches (`duplicate` holds
+    their original first and last offsets), or `updates` is the producer state after it."""
+
+    duplicate: Optional[tuple[int, int]] = None
+    updates: dict[int, ProducerEntry] = field(default_factory=dict)
+
+
+def _metadata(header: BatchHeader) -> BatchMetadata:
+    return BatchMetadata(header.base_sequence, last_sequence(header.base_sequence, header.last_offset_delta),
+                         header.base_offset, header.last_offset)
+
+
+class ProducerStateManager:
+    def __init__(self, max_producers: int = DEFAULT_MAX_PRODUCERS) -> None:
+        self.max_producers = max_producers
+        self._entries: dict[int, ProducerEntry] = {}  # least recently appended first
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, producer_id: int) -> Optional[ProducerEntry]:
+        return self._entries.get(producer_id)
+
+    def prepare(self, headers: Iterable[BatchHeader]) -> PreparedAppend:
+        """Check batches about to be appended (headers with their assigned offsets).
+
+        Raises InvalidProducerEpochError or OutOfOrderSequenceError when the append must be
+        refused; nothing changes until `commit`.
+        """
+        staged: dict[int, ProducerEntry] = {}
+        duplicates: list[BatchMetadata] = []
+        checked = 0
+        for header in headers:
+            checked += 1
+            if header.producer_id < 0:
+                continue
+            batch = _metadata(header)
+            committed = self._entries.get(header.producer_id)
+            if committed is not None:
+                original = committed.find(header.producer_epoch, batch.first_sequence, batch.last_sequence)
+                if original is not None:
+                    duplicates.append(original)
+                    continue
+            current = staged.get(header.producer_id, committed)
+            staged[header.producer_id] = self._validated(header.producer_id, current, header.producer_epoch, batch)
+        if duplicates:
+            if len(duplicates) != checked:
+                raise OutOfOrderSequenceError("an append mixes duplicate and new batches")
+            return PreparedAppend(duplicate=(duplicates[0].first_offset, duplicates[-1].last_offset))
+        return PreparedAppend(updates=staged)
+
+    @staticmethod
+    def _validated(producer_id: int, current: Optional[ProducerEntry], epoch: int,
+                   batch: BatchMetadata) -> ProducerEntry:
+        if current is None:
+            return ProducerEntry(epoch, (batch,))
+        if epoch < current.epoch:
+            raise InvalidProducerEpochError(
+                f"producer {producer_id} epoch {epoch} is older than its current epoch {current.epoch}"
+            )
+        if epoch > current.epoch:
+            if batch.first_sequence != 0:
+                raise OutOfOrderSequenceError(
+                    f"producer {producer_id} new epoch {epoch} starts at sequence "
+                    f"{batch.first_sequence}, expected 0"
+                )
+        elif not in_sequence(current.last_sequence, batch.first_sequence):
+            raise OutOfOrderSequenceError(
+                f"producer {producer_id} epoch {epoch} sent sequence {batch.first_sequence} "
+                f"after {current.last_sequence}"
+            )
+        return current.with_batch(epoch, batch)
+
+    def commit(self, prepared: PreparedAppend) -> None:
+        """Apply what `prepare` decided, once the batches are written."""
+        for producer_id, entry in prepared.updates.items():
+            self._put(producer_id, entry)
+
+    def replay(self, header: BatchHeader) -> None:
+        """Take a batch already in the log into the state, unchecked (rebuilding after a
+        restart). Batches must come in offset order."""
+        if header.producer_id < 0:
+            return
+        current = self._entries.get(header.producer_id)
+        batch = _metadata(header)
+        if current is None:
+            entry = ProducerEntry(header.producer_epoch, (batch,))
+        else:
+            entry = current.with_batch(header.producer_epoch, batch)
+        self._put(header.producer_id, entry)
+
+    def _put(self, producer_id: int, entry: ProducerEntry) -> None:
+        self._entries.pop(producer_id, None)
+        self._entries[producer_id] = entry
+        while len(self._entries) > self.max_producers:
+            del self._entries[next(iter(self._entries))]

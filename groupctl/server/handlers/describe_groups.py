@@ -1,0 +1,90 @@
+"""DescribeGroups (API 15), versions 0-6: state, protocol and members of classic groups.
+
+Version notes:
+- v1+ the response has `throttle_time_ms` (always 0 here).
+- v3+ the request may ask for `authorized_operations`; otherwise the field carries
+  -2147483648 ("not requested").
+- v4+ each member names its `group_instance_id`.
+- v5+ are flexible.
+- v6 (KIP-1043) answers a group that does not exist with GROUP_ID_NOT_FOUND and an
+  `error_message` ("Group <id> not found."); before v6 such a group is described as Dead with
+  no error. `error_message` is null otherwise.
+
+Groups are answered in request order, one entry each. The core may describe an unknown group
+either as Dead or with GROUP_ID_NOT_FOUND; this handler turns either into what the version
+expects.
+
+Deliberate difference from Apache Kafka: groupctl has no authorizer, so requested
+`authorized_operations` are every operation a group supports (READ, DELETE, DESCRIBE), which
+is what Kafka answers when no authorizer is configured.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin.groups import DescribeGroupsRequest, DescribeGroupsResponse
+
+from groupctl.coordinator.classic.messages import GroupDescription
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.context import RequestContext
+
+GROUP_OPERATIONS = frozenset({3, 6, 8})
+"""Kafka's AclOperation codes a group supports: READ (3), DELETE (6), DESCRIBE (8)."""
+
+
+def _not_found(d: GroupDescription) -> bool:
+    return d.error == ErrorCode.GROUP_ID_NOT_FOUND or (
+        d.error == ErrorCode.NONE and d.state == "Dead"
+    )
+
+
+def _error(ctx: RequestContext, d: GroupDescription) -> tuple[ErrorCode, str | None]:
+    if not _not_found(d):
+        return d.error, None
+    if ctx.version >= 6:
+        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {d.group_id} not found."
+    return ErrorCode.NONE, None
+
+
+@api(key=15, versions=(0, 6))
+async def handle_describe_groups(
+    ctx: RequestContext, request: DescribeGroupsRequest
+) -> DescribeGroupsResponse:
+    group_ids = tuple(request.groups)
+    descriptions: tuple[GroupDescription, ...] = await ctx.node.call_groups(
+        lambda core, token, now: core.describe_groups(token, group_ids, now)
+    )
+    # kafka-python encodes None as -2147483648, "not requested".
+    operations = (
+        set(GROUP_OPERATIONS)
+        if ctx.version >= 3 and request.include_authorized_operations
+        else None
+    )
+    group_class = DescribeGroupsResponse.DescribedGroup
+    member_class = group_class.DescribedGroupMember
+    groups = []
+    for d in descriptions:
+        error, message = _error(ctx, d)
+        groups.append(
+            group_class(
+                error_code=int(error),
+                error_message=message,
+                group_id=d.group_id,
+                group_state="Dead" if _not_found(d) else d.state,
+                protocol_type=d.protocol_type,
+                protocol_data=d.protocol,
+                members=[
+                    member_class(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        member_metadata=m.metadata,
+                        member_assignment=m.assignment,
+                    )
+                    for m in d.members
+                ],
+                authorized_operations=operations,
+            )
+        )
+    return ctx.respond(throttle_time_ms=0, groups=groups)

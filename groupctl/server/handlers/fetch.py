@@ -1,0 +1,133 @@
+"""Fetch (1), v4-18.
+
+Version notes: v4 adds isolation_level, last_stable_offset and aborted_transactions (the oldest
+version any current client sends is 11 for kcat; v4 is the schema's floor); v5 log_start_offset;
+v7 fetch sessions (session_id/session_epoch, forgotten topics) and a top-level error; v9
+current_leader_epoch; v11 rack_id and preferred_read_replica; v12 is flexible, adds
+last_fetched_epoch and the tagged diverging_epoch/current_leader/snapshot_id; v13 names topics
+by id (an unknown id answers UNKNOWN_TOPIC_ID); v15 moves replica_id into a tagged
+replica_state; v16 node_endpoints; v17-18 tagged follower fields. None of the follower-only
+fields matter here: every fetcher is treated as a consumer.
+
+Semantics: each partition is read from its local log, whole batches only, starting with the
+batch that holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all,
+except that the first partition with data returns at least one batch whatever its size
+(KIP-74). high_watermark and last_stable_offset are the log end offset; an offset outside
+[log start, log end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does. The response
+goes out at once when min_bytes are available, when any partition has an error, or when
+max_wait_ms is 0; otherwise the handler waits on the logs' append listeners until enough bytes
+arrive or max_wait_ms passes, and then answers with what there is.
+
+Fetch sessions are disabled, as on a broker with no session cache slots: a full request
+(session epoch -1 or 0) gets a full response with session_id 0, so clients keep sending full
+requests; an incremental one (epoch > 0) answers FETCH_SESSION_ID_NOT_FOUND.
+
+Deliberate differences from Apache Kafka: current_leader_epoch and last_fetched_epoch are not
+checked (the node has no leader epochs; batches carry epoch -1); aborted_transactions is null
+for read_uncommitted and empty for read_committed (there are no transactions); a partition that
+another node leads answers NOT_LEADER_OR_FOLLOWER without current_leader/node_endpoints; a read
+stops at a segment boundary, so a response can be shorter than the limits allow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.log import OffsetOutOfRangeError
+from groupctl.protocol.registry import api
+from groupctl.server.handlers.local_partitions import partition_log, topic_by_id, topic_by_name
+
+READ_COMMITTED = 1
+
+
+class _Round:
+    """One pass over the requested partitions: the response topics, how many record bytes
+    they carry, the logs read (to wait on) and whether any partition had an error."""
+
+    def __init__(self) -> None:
+        self.topics: list[Any] = []
+        self.bytes = 0
+        self.logs: list[Any] = []
+        self.failed = False
+
+
+def _read(ctx: Any, request: Any) -> _Round:
+    by_id = ctx.version >= 13
+    topic_cls = ctx.response_class.FetchableTopicResponse
+    partition_cls = topic_cls.PartitionData
+    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    out = _Round()
+    remaining = request.max_bytes
+
+    def answer(index: int, error: ErrorCode, records: bytes = b"", log: Any = None) -> Any:
+        end = log.log_end_offset if log is not None else -1
+        return partition_cls(
+            partition_index=index, error_code=error, high_watermark=end, last_stable_offset=end,
+            log_start_offset=log.log_start_offset if log is not None else -1,
+            aborted_transactions=aborted, preferred_read_replica=-1, records=records,
+        )
+
+    for topic in request.topics:
+        if by_id:
+            record = topic_by_id(ctx, topic.topic_id)
+            unknown = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            record = topic_by_name(ctx, topic.topic)
+            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        partitions = []
+        for wanted in topic.partitions:
+            error, log = partition_log(ctx, record, wanted.partition, unknown)
+            if log is None:
+                out.failed = True
+                partitions.append(answer(wanted.partition, error))
+                continue
+            out.logs.append(log)
+            try:
+                records = log.read(wanted.fetch_offset, min(wanted.partition_max_bytes, remaining),
+                                   at_least_one=out.bytes == 0)
+            except OffsetOutOfRangeError:
+                out.failed = True
+                partitions.append(answer(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE))
+                continue
+            out.bytes += len(records)
+            remaining -= len(records)
+            partitions.append(answer(wanted.partition, ErrorCode.NONE, records, log))
+        if by_id:
+            out.topics.append(topic_cls(topic_id=topic.topic_id, partitions=partitions))
+        else:
+            out.topics.append(topic_cls(topic=topic.topic, partitions=partitions))
+    return out
+
+
+@api(key=1, versions=(4, 18))
+async def handle_fetch(ctx: Any, request: Any) -> Any:
+    if ctx.version >= 7 and request.session_epoch > 0:
+        return ctx.respond(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+                           session_id=0, responses=[])
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
+    while True:
+        result = _read(ctx, request)
+        timeout = deadline - loop.time()
+        if result.failed or result.bytes >= request.min_bytes or not result.logs or timeout <= 0:
+            return ctx.respond(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0,
+                               responses=result.topics)
+        await _wait_for_append(result.logs, timeout)
+
+
+async def _wait_for_append(logs: list[Any], timeout: float) -> None:
+    """Return when any of `logs` is appended to (or deleted), or after `timeout` seconds. Logs
+    call listeners on the event loop's thread, so the listener may set the event directly."""
+    appended = asyncio.Event()
+    wake = appended.set
+    for log in logs:
+        log.add_listener(wake)
+    try:
+        await asyncio.wait_for(appended.wait(), timeout)
+    except TimeoutError:
+        pass
+    finally:
+        for log in logs:
+            log.remove_listener(wake)

@@ -1,0 +1,68 @@
+"""ListOffsets (2), v1-11.
+
+Version notes: v1 drops v0's max_num_offsets list for a single (timestamp, offset) answer (v0 is
+not served); v2 isolation_level; v4 current_leader_epoch and the response leader_epoch; v6 is
+flexible; v7 allows MAX_TIMESTAMP (-3); v8 EARLIEST_LOCAL_TIMESTAMP (-4); v9
+LATEST_TIERED_TIMESTAMP (-5); v10 timeout_ms; v11 EARLIEST_PENDING_UPLOAD_TIMESTAMP (-6).
+kafka-python sends 10-11, librdkafka 7, kcat 2.
+
+Semantics, per partition of the local log: -1 (latest) answers the log end offset, which is
+also the high watermark and last stable offset, so isolation_level does not change it; -2
+(earliest) and -4 (earliest local: there is no remote tier) the log start offset, both with
+timestamp -1; -3 the first record carrying the log's largest timestamp, with that timestamp;
+-5 and -6 (tiered-storage positions, with no tier) offset -1; any other value the first record,
+in offset order, whose timestamp is >= it, with its timestamp, or offset -1 and timestamp -1
+when none is. leader_epoch is always -1.
+
+Deliberate differences from Apache Kafka: current_leader_epoch is not checked (no leader
+epochs); duplicate partitions in one request are answered twice instead of INVALID_REQUEST;
+the special timestamps are honoured at every version, as Kafka's broker does (clients gate
+them by version).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.handlers.local_partitions import partition_log, topic_by_name
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
+
+
+def lookup(log: Any, timestamp: int) -> tuple[int, int]:
+    """(offset, timestamp) that ListOffsets answers for `timestamp` on `log`."""
+    if timestamp == LATEST_TIMESTAMP:
+        return log.log_end_offset, -1
+    if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        return log.log_start_offset, -1
+    if timestamp in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
+        return -1, -1
+    if timestamp == MAX_TIMESTAMP:
+        if log.log_end_offset == log.log_start_offset:
+            return -1, -1
+        timestamp = log.max_timestamp
+    return log.offset_for_timestamp(timestamp) or (-1, -1)
+
+
+@api(key=2, versions=(1, 11))
+async def handle_list_offsets(ctx: Any, request: Any) -> Any:
+    topic_cls = ctx.response_class.ListOffsetsTopicResponse
+    partition_cls = topic_cls.ListOffsetsPartitionResponse
+    topics = []
+    for topic in request.topics:
+        record = topic_by_name(ctx, topic.name)
+        partitions = []
+        for wanted in topic.partitions:
+            error, log = partition_log(ctx, record, wanted.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            offset, timestamp = lookup(log, wanted.timestamp) if log is not None else (-1, -1)
+            partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
+                                            timestamp=timestamp, offset=offset, leader_epoch=-1))
+        topics.append(topic_cls(name=topic.name, partitions=partitions))
+    return ctx.respond(throttle_time_ms=0, topics=topics)

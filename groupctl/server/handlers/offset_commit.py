@@ -1,0 +1,122 @@
+"""OffsetCommit (API 8), versions 2-10: a member (or an admin tool) commits offsets.
+
+Version notes:
+- v2-4 carry `retention_time_ms`; it is ignored (see below). v5 dropped it (KIP-211).
+- v3+ the response has `throttle_time_ms` (always 0 here).
+- v6+ carry each partition's `committed_leader_epoch` (-1 before).
+- v7+ carry `group_instance_id` (static membership).
+- v8+ are flexible.
+- v9 is the first version a KIP-848 member may use (the generation field holds its member
+  epoch); this node's classic core reads it as the generation.
+- v10 names topics by topic id instead of name: ids resolve through the topic registry, an
+  unknown id is answered UNKNOWN_TOPIC_ID for each of its partitions.
+
+Generation -1 with member id "" is a "simple" commit (manual assignment, admin tools); the core
+decides whether the group accepts it.
+
+Checks made here, before the core sees the request (as Kafka's request handler does): a topic
+this node does not know, or a partition it does not have, is answered UNKNOWN_TOPIC_OR_PARTITION;
+metadata over 4096 bytes is answered OFFSET_METADATA_TOO_LARGE. Only the remaining partitions go
+to the core, and when none remain the core is not called. Errors are merged back in request
+order.
+
+Deliberate differences from Apache Kafka:
+- The metadata limit counts UTF-8 bytes (Kafka compares the string's UTF-16 length with
+  `offset.metadata.max.bytes`, default 4096), and it is checked before the group is, so a
+  too-large metadata is reported even when the group would refuse the commit.
+- v2-4 `retention_time_ms` is not honoured (Kafka uses it as that commit's expiry): the core's
+  commit has no per-commit retention.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
+
+from groupctl.coordinator.classic.messages import (
+    CommitOffsets,
+    CommitOffsetsResult,
+    PartitionOffset,
+)
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.context import RequestContext
+
+METADATA_MAX_BYTES = 4096
+"""Kafka's default `offset.metadata.max.bytes`."""
+
+
+def _resolve(ctx: RequestContext, topic: Any) -> tuple[Any, ErrorCode]:
+    """The topic's record (None when unknown) and the error that answers an unknown topic."""
+    if ctx.version >= 10:
+        return ctx.node.topics.by_id(str(topic.topic_id)), ErrorCode.UNKNOWN_TOPIC_ID
+    return ctx.node.topics.get(topic.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _precheck(
+    ctx: RequestContext, request: OffsetCommitRequest
+) -> tuple[list[tuple[str, list[ErrorCode | None]]], list[PartitionOffset]]:
+    """Per requested topic: its name and each partition's early error (None: goes to the core),
+    plus the offsets that go to the core."""
+    checked: list[tuple[str, list[ErrorCode | None]]] = []
+    valid: list[PartitionOffset] = []
+    for topic in request.topics:
+        record, unknown_topic = _resolve(ctx, topic)
+        name = record.name if record is not None else (topic.name or "")
+        errors: list[ErrorCode | None] = []
+        for p in topic.partitions:
+            metadata = p.committed_metadata or ""
+            if record is None:
+                errors.append(unknown_topic)
+            elif p.partition_index not in record.replicas:
+                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif len(metadata.encode("utf-8")) > METADATA_MAX_BYTES:
+                errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
+            else:
+                errors.append(None)
+                valid.append(
+                    PartitionOffset(
+                        topic=name,
+                        partition=p.partition_index,
+                        offset=p.committed_offset,
+                        leader_epoch=p.committed_leader_epoch if ctx.version >= 6 else -1,
+                        metadata=metadata,
+                    )
+                )
+        checked.append((name, errors))
+    return checked, valid
+
+
+@api(key=8, versions=(2, 10))
+async def handle_offset_commit(
+    ctx: RequestContext, request: OffsetCommitRequest
+) -> OffsetCommitResponse:
+    checked, valid = _precheck(ctx, request)
+    core_errors: dict[tuple[str, int], ErrorCode] = {}
+    if valid:
+        commit = CommitOffsets(
+            group_id=request.group_id,
+            generation_id=request.generation_id_or_member_epoch,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id if ctx.version >= 7 else None,
+            offsets=tuple(valid),
+        )
+        result: CommitOffsetsResult = await ctx.node.call_groups(
+            lambda core, token, now: core.commit_offsets(token, commit, now)
+        )
+        core_errors = {(p.topic, p.partition): p.error for p in result.partitions}
+
+    topic_class = OffsetCommitResponse.OffsetCommitResponseTopic
+    partition_class = topic_class.OffsetCommitResponsePartition
+    topics = []
+    for topic, (name, errors) in zip(request.topics, checked):
+        partitions = []
+        for p, error in zip(topic.partitions, errors):
+            if error is None:
+                error = core_errors[(name, p.partition_index)]
+            partitions.append(
+                partition_class(partition_index=p.partition_index, error_code=int(error))
+            )
+        topics.append(topic_class(name=name, topic_id=topic.topic_id, partitions=partitions))
+    return ctx.respond(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,185 @@
+"""OffsetFetch (API 9), versions 1-10: read a group's committed offsets.
+
+Version notes:
+- v1 names one group and lists its topics; a group-wide error is reported in every requested
+  partition (there is no top-level error field), as Kafka does.
+- v2+ `topics` may be null, meaning every partition the group has committed, and the response
+  has a top-level `error_code` (with no topics when it is set, as in Kafka).
+- v3+ the response has `throttle_time_ms` (always 0 here).
+- v5+ the response carries each partition's `committed_leader_epoch`.
+- v6+ are flexible.
+- v7+ `require_stable` asks to wait out pending transactional commits. groupctl has no
+  transactions, so no commit is ever pending; the flag is passed to the core and changes nothing.
+- v8+ batch several groups (`groups[]`, each with its own topic list or null); each group is
+  answered by its own core call and carries its own error.
+- v9+ each group may carry a KIP-848 `member_id`/`member_epoch`; the classic core does not
+  check them, so they are ignored.
+- v10 names topics by topic id: ids resolve through the topic registry and an unknown id is
+  answered UNKNOWN_TOPIC_ID for each of its partitions; with null topics, committed offsets of
+  topics that no longer exist (no id to name them by) are left out, as in Kafka.
+
+Topics given by name are not checked against the topic registry (Kafka does not either): a
+partition with nothing committed answers offset -1.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Optional
+
+from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
+
+from groupctl.coordinator.classic.messages import (
+    CommittedOffset,
+    FetchOffsets,
+    FetchOffsetsResult,
+)
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+from groupctl.server.context import RequestContext
+
+TopicAnswer = tuple[str, Optional[uuid.UUID], list[CommittedOffset]]
+"""One response topic: name, topic id (v10), and its partitions in answer order."""
+
+
+def _resolve_names(
+    ctx: RequestContext, wire_topics: list[Any]
+) -> list[tuple[str, Optional[uuid.UUID], bool]]:
+    """(name, id, known) per requested topic; v10 ids that name no topic are not known."""
+    resolved = []
+    for topic in wire_topics:
+        if ctx.version >= 10:
+            record = ctx.node.topics.by_id(str(topic.topic_id))
+            resolved.append((record.name if record else "", topic.topic_id, record is not None))
+        else:
+            resolved.append((topic.name, None, True))
+    return resolved
+
+
+async def _fetch_group(
+    ctx: RequestContext, group_id: str, wire_topics: Optional[list[Any]], require_stable: bool
+) -> tuple[ErrorCode, list[TopicAnswer]]:
+    """Ask the core for one group's offsets and lay them out as the response lists topics."""
+    resolved = None if wire_topics is None else _resolve_names(ctx, wire_topics)
+    partitions = None
+    if wire_topics is not None:
+        partitions = tuple(
+            (name, p)
+            for topic, (name, _, known) in zip(wire_topics, resolved)
+            if known
+            for p in topic.partition_indexes
+        )
+    fetch = FetchOffsets(group_id=group_id, partitions=partitions, require_stable=require_stable)
+    result: FetchOffsetsResult = await ctx.node.call_groups(
+        lambda core, token, now: core.fetch_offsets(token, fetch, now)
+    )
+
+    if result.error != ErrorCode.NONE:
+        if ctx.version >= 2:
+            return result.error, []
+        # v1 has no top-level error (nor null topics): every requested partition carries it.
+        return result.error, [
+            (
+                name,
+                topic_id,
+                [CommittedOffset(name, p, -1, error=result.error) for p in topic.partition_indexes],
+            )
+            for topic, (name, topic_id, _) in zip(wire_topics, resolved)
+        ]
+    if wire_topics is None:
+        return result.error, _all_committed(ctx, result.offsets)
+    committed = {(o.topic, o.partition): o for o in result.offsets}
+    answers: list[TopicAnswer] = []
+    for topic, (name, topic_id, known) in zip(wire_topics, resolved):
+        offsets = []
+        for p in topic.partition_indexes:
+            if not known:
+                offsets.append(CommittedOffset(name, p, -1, error=ErrorCode.UNKNOWN_TOPIC_ID))
+            else:
+                # A partition the core does not list has nothing committed.
+                offsets.append(committed.get((name, p), CommittedOffset(name, p, -1)))
+        answers.append((name, topic_id, offsets))
+    return result.error, answers
+
+
+def _all_committed(ctx: RequestContext, offsets: tuple[CommittedOffset, ...]) -> list[TopicAnswer]:
+    """Group the core's offsets by topic, in the core's order (null topics in the request)."""
+    by_topic: dict[str, list[CommittedOffset]] = {}
+    for offset in offsets:
+        by_topic.setdefault(offset.topic, []).append(offset)
+    answers: list[TopicAnswer] = []
+    for name, partitions in by_topic.items():
+        topic_id = None
+        if ctx.version >= 10:
+            record = ctx.node.topics.get(name)
+            if record is None:
+                continue  # deleted topic: no id to report it under
+            topic_id = uuid.UUID(record.topic_id)
+        answers.append((name, topic_id, partitions))
+    return answers
+
+
+def _single_group_response(
+    ctx: RequestContext, error: ErrorCode, answers: list[TopicAnswer]
+) -> OffsetFetchResponse:
+    topic_class = OffsetFetchResponse.OffsetFetchResponseTopic
+    partition_class = topic_class.OffsetFetchResponsePartition
+    topics = [
+        topic_class(
+            name=name,
+            partitions=[
+                partition_class(
+                    partition_index=o.partition,
+                    committed_offset=o.offset,
+                    committed_leader_epoch=o.leader_epoch,
+                    metadata=o.metadata,
+                    error_code=int(o.error),
+                )
+                for o in offsets
+            ],
+        )
+        for name, _, offsets in answers
+    ]
+    return ctx.respond(throttle_time_ms=0, topics=topics, error_code=int(error))
+
+
+def _group_entry(group_id: str, error: ErrorCode, answers: list[TopicAnswer]) -> Any:
+    group_class = OffsetFetchResponse.OffsetFetchResponseGroup
+    topic_class = group_class.OffsetFetchResponseTopics
+    partition_class = topic_class.OffsetFetchResponsePartitions
+    return group_class(
+        group_id=group_id,
+        error_code=int(error),
+        topics=[
+            topic_class(
+                name=name,
+                topic_id=topic_id,
+                partitions=[
+                    partition_class(
+                        partition_index=o.partition,
+                        committed_offset=o.offset,
+                        committed_leader_epoch=o.leader_epoch,
+                        metadata=o.metadata,
+                        error_code=int(o.error),
+                    )
+                    for o in offsets
+                ],
+            )
+            for name, topic_id, offsets in answers
+        ],
+    )
+
+
+@api(key=9, versions=(1, 10))
+async def handle_offset_fetch(
+    ctx: RequestContext, request: OffsetFetchRequest
+) -> OffsetFetchResponse:
+    require_stable = bool(request.require_stable) if ctx.version >= 7 else False
+    if ctx.version < 8:
+        error, answers = await _fetch_group(ctx, request.group_id, request.topics, require_stable)
+        return _single_group_response(ctx, error, answers)
+    groups = []
+    for group in request.groups:
+        error, answers = await _fetch_group(ctx, group.group_id, group.topics, require_stable)
+        groups.append(_group_entry(group.group_id, error, answers))
+    return ctx.respond(throttle_time_ms=0, groups=groups)

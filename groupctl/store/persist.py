@@ -1,0 +1,459 @@
+"""Records <-> store paths (DESIGN.md §4): how hard state is written and read back.
+
+Layout (every name component is `encode_name(...)`, see below):
+```
+/brokers/ids/<node-id>            ephemeral {"host","port","node_id","started_at_ms"}
+/brokers/topics/<topic>           TopicRecord.document()
+/groups/<group>                   the group document (GroupMetadataRecord.document)
+/groups/<group>/offsets           structural, empty
+/groups/<group>/offsets/<topic>   {"version":1,"partitions":{"<p>":{"offset","leader_epoch",
+                                                                   "metadata","commit_timestamp_ms"}}}
+```
+One znode per (group, topic) keeps a commit request to one write per topic, and a group's
+offsets readable with one `children` plus one `get` per topic.
+
+Invariants:
+- Every write is compare-and-set: a path is created when the writer knows it is absent and set
+  or deleted at the version the writer last saw. The writer keeps the current documents and
+  versions of everything it writes (a "scope" per group and per topic, read from the store on
+  first touch), so an offset commit is a read-modify-write without a store read.
+- The records of one `write()` call go in one store transaction, and calls that arrive while a
+  transaction is in flight are coalesced into the next one (group commit). If that transaction
+  fails every caller in it gets the exception, and the scopes it touched are dropped from the
+  cache so that they are re-read before the next write (a retry after BadVersion can succeed).
+- An offset commit for a group without a document creates an Empty group document (a
+  memberless group using simple commits) in the same transaction.
+- `load_records` returns records in replay order: all topics, then per group its
+  GroupMetadataRecord followed by its OffsetCommitRecords (sorted by topic, partition).
+
+Names: Kafka group ids may contain '/' and other characters a znode name cannot hold, so
+components are percent-encoded (`urllib.parse.quote(name, safe="")`; ordinary names such as
+`orders-v2.eu_1` are unchanged). "", "." and ".." cannot be znode names and are stored as
+"%", "%2E" and "%2E%2E".
+
+Deliberate difference from Apache Kafka: offsets and group metadata live in ZooKeeper documents
+(as in the seed design), not in the `__consumer_offsets` topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+from urllib.parse import quote, unquote
+
+from groupctl.coordinator.records import (
+    GroupMetadataRecord,
+    GroupTombstone,
+    OffsetCommitRecord,
+    OffsetTombstone,
+    Record,
+    TopicRecord,
+    TopicTombstone,
+)
+from groupctl.store.base import Create, Delete, MetadataStore, NodeExists, NoNode, Op, SetData, StoreError
+
+GROUPS = "/groups"
+TOPICS = "/brokers/topics"
+BROKER_IDS = "/brokers/ids"
+OFFSETS = "offsets"
+DOCUMENT_VERSION = 1
+MAX_COALESCED_RECORDS = 1000
+"""Calls beyond the first join a transaction only while it stays under this many records, which
+keeps a coalesced ZooKeeper multi well inside its request size limit (jute.maxbuffer, 1 MiB)."""
+
+_LOAD_CONCURRENCY = 64
+
+
+class CorruptDocument(StoreError):
+    """A stored document that is not what this layout writes."""
+
+
+_SPECIAL = {"": "%", ".": "%2E", "..": "%2E%2E"}
+_SPECIAL_BACK = {v: k for k, v in _SPECIAL.items()}
+
+
+def encode_name(name: str) -> str:
+    """A group or topic name as one znode name component."""
+    return _SPECIAL.get(name) or quote(name, safe="")
+
+
+def decode_name(component: str) -> str:
+    return _SPECIAL_BACK[component] if component in _SPECIAL_BACK else unquote(component)
+
+
+def group_path(group: str) -> str:
+    return f"{GROUPS}/{encode_name(group)}"
+
+
+def offsets_path(group: str) -> str:
+    return f"{group_path(group)}/{OFFSETS}"
+
+
+def offset_topic_path(group: str, topic: str) -> str:
+    return f"{offsets_path(group)}/{encode_name(topic)}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{encode_name(topic)}"
+
+
+def broker_path(node_id: int) -> str:
+    return f"{BROKER_IDS}/{node_id}"
+
+
+def encode_document(document: Any) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def decode_document(path: str, data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise CorruptDocument(f"{path}: not JSON ({exc})") from None
+
+
+def empty_group_document(group: str, node_id: int, now_ms: int) -> dict[str, Any]:
+    """The document of a group that has committed offsets but never had members."""
+    return {
+        "version": DOCUMENT_VERSION,
+        "group": group,
+        "protocol_type": "",
+        "protocol": None,
+        "generation": 0,
+        "state": "Empty",
+        "leader": None,
+        "members": [],
+        "ownership": {},
+        "coordinator": node_id,
+        "updated_at_ms": now_ms,
+    }
+
+
+async def register_broker(store: MetadataStore, node_id: int, host: str, port: int, now_ms: int) -> None:
+    """Create this node's ephemeral `/brokers/ids/<id>`. NodeExists when a live session (another
+    process, or this node's previous session not yet expired) still holds it."""
+    document = {"host": host, "port": port, "node_id": node_id, "started_at_ms": now_ms}
+    await store.create(broker_path(node_id), encode_document(document), ephemeral=True, make_parents=True)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    """A stored node as the writer last saw it; `value` is the decoded document (None for
+    structural nodes)."""
+
+    version: int
+    value: Any
+
+
+# A scope is the unit the cache loads and forgets: ("group", name) or ("topic", name).
+_Scope = tuple[str, str]
+
+
+async def _read_group(store: MetadataStore, group: str) -> dict[str, _Doc]:
+    """Everything stored for one group, by path."""
+    found: dict[str, _Doc] = {}
+    path = group_path(group)
+    node = await store.get(path)
+    if node is None:
+        return found
+    found[path] = _Doc(node.version, decode_document(path, node.data))
+    try:
+        topics = await store.children(offsets_path(group))
+    except NoNode:
+        return found
+    found[offsets_path(group)] = _Doc(-1, None)  # structural; deleted at any version
+    for component in topics:
+        topic_doc_path = f"{offsets_path(group)}/{component}"
+        node = await store.get(topic_doc_path)
+        if node is None:
+            continue  # deleted since `children`; a later CAS write will notice anything else
+        document = decode_document(topic_doc_path, node.data)
+        if not isinstance(document, dict) or document.get("version") != DOCUMENT_VERSION:
+            raise CorruptDocument(f"{topic_doc_path}: not an offsets document of version {DOCUMENT_VERSION}")
+        found[topic_doc_path] = _Doc(node.version, document)
+    return found
+
+
+async def _read_topic(store: MetadataStore, topic: str) -> dict[str, _Doc]:
+    path = topic_path(topic)
+    node = await store.get(path)
+    return {} if node is None else {path: _Doc(node.version, decode_document(path, node.data))}
+
+
+async def _children_or_empty(store: MetadataStore, path: str) -> list[str]:
+    try:
+        return await store.children(path)
+    except NoNode:
+        return []
+
+
+async def _scan(store: MetadataStore) -> tuple[list[Record], dict[_Scope, dict[str, _Doc]]]:
+    """Read every topic and group; return replay-ordered records and the documents by scope."""
+    limit = asyncio.Semaphore(_LOAD_CONCURRENCY)
+
+    async def bounded(read, name):
+        async with limit:
+            return await read(store, name)
+
+    topics = sorted(decode_name(c) for c in await _children_or_empty(store, TOPICS))
+    groups = sorted(decode_name(c) for c in await _children_or_empty(store, GROUPS))
+    topic_docs = await asyncio.gather(*(bounded(_read_topic, t) for t in topics))
+    group_docs = await asyncio.gather(*(bounded(_read_group, g) for g in groups))
+    scopes: dict[_Scope, dict[str, _Doc]] = {}
+    records: list[Record] = []
+    for topic, docs in zip(topics, topic_docs):
+        scopes[("topic", topic)] = docs
+        for path, doc in docs.items():
+            records.append(TopicRecord.from_document(topic, doc.value))
+    for group, docs in zip(groups, group_docs):
+        scopes[("group", group)] = docs
+        records.extend(_group_records(group, docs))
+    return records, scopes
+
+
+def _group_records(group: str, docs: dict[str, _Doc]) -> list[Record]:
+    path = group_path(group)
+    if path not in docs:
+        return []
+    document = docs[path].value
+    if not isinstance(document, dict) or document.get("group") != group:
+        raise CorruptDocument(f"{path}: not the document of group {group!r}")
+    records: list[Record] = [GroupMetadataRecord(group, document)]
+    prefix = offsets_path(group) + "/"
+    for doc_path in sorted(p for p in docs if p.startswith(prefix)):
+        topic = decode_name(doc_path[len(prefix):])
+        partitions = docs[doc_path].value["partitions"]
+        for partition in sorted(partitions, key=int):
+            entry = partitions[partition]
+            records.append(OffsetCommitRecord(
+                group=group, topic=topic, partition=int(partition), offset=entry["offset"],
+                leader_epoch=entry["leader_epoch"], metadata=entry["metadata"],
+                commit_timestamp_ms=entry["commit_timestamp_ms"],
+            ))
+    return records
+
+
+async def load_records(store: MetadataStore) -> list[Record]:
+    """Every stored topic, group document and committed offset, in replay order."""
+    records, _ = await _scan(store)
+    return records
+
+
+def _scope_of(record: Record) -> _Scope:
+    if isinstance(record, (TopicRecord, TopicTombstone)):
+        return ("topic", record.name)
+    return ("group", record.group)
+
+
+def _depth(path: str) -> int:
+    return path.count("/")
+
+
+class _Batch:
+    """The documents a batch of records leads to, folded over the cached ones."""
+
+    def __init__(self, cache: dict[str, _Doc], node_id: int) -> None:
+        self._cache = cache
+        self._node_id = node_id
+        self.final: dict[str, Optional[Any]] = {}  # path -> new value; None: absent or structural
+        self.structural: set[str] = set()  # paths in `final` that exist without a document
+
+    def exists(self, path: str) -> bool:
+        if path in self.final:
+            return self.final[path] is not None or path in self.structural
+        return path in self._cache
+
+    def value(self, path: str) -> Any:
+        if path in self.final:
+            return self.final[path]
+        doc = self._cache.get(path)
+        return doc.value if doc is not None else None
+
+    def put(self, path: str, value: Any) -> None:
+        self.final[path] = value
+
+    def put_structural(self, path: str) -> None:
+        self.final[path] = None
+        self.structural.add(path)
+
+    def remove(self, path: str) -> None:
+        self.final[path] = None
+        self.structural.discard(path)
+
+    def apply(self, record: Record) -> None:
+        if isinstance(record, GroupMetadataRecord):
+            self.put(group_path(record.group), record.document)
+        elif isinstance(record, OffsetCommitRecord):
+            self._commit_offset(record)
+        elif isinstance(record, OffsetTombstone):
+            self._delete_offset(record)
+        elif isinstance(record, GroupTombstone):
+            self._delete_group(record.group)
+        elif isinstance(record, TopicRecord):
+            self.put(topic_path(record.name), record.document())
+        elif isinstance(record, TopicTombstone):
+            if self.exists(topic_path(record.name)):
+                self.remove(topic_path(record.name))
+        else:
+            raise TypeError(f"not a record: {record!r}")
+
+    def _commit_offset(self, record: OffsetCommitRecord) -> None:
+        if not self.exists(group_path(record.group)):
+            self.put(group_path(record.group),
+                     empty_group_document(record.group, self._node_id, record.commit_timestamp_ms))
+        if not self.exists(offsets_path(record.group)):
+            self.put_structural(offsets_path(record.group))
+        path = offset_topic_path(record.group, record.topic)
+        current = self.value(path) or {"version": DOCUMENT_VERSION, "partitions": {}}
+        partitions = dict(current["partitions"])
+        partitions[str(record.partition)] = {
+            "offset": record.offset,
+            "leader_epoch": record.leader_epoch,
+            "metadata": record.metadata,
+            "commit_timestamp_ms": record.commit_timestamp_ms,
+        }
+        self.put(path, {"version": DOCUMENT_VERSION, "partitions": partitions})
+
+    def _delete_offset(self, record: OffsetTombstone) -> None:
+        path = offset_topic_path(record.group, record.topic)
+        current = self.value(path)
+        if current is None or str(record.partition) not in current["partitions"]:
+            return
+        partitions = {p: e for p, e in current["partitions"].items() if p != str(record.partition)}
+        if partitions:
+            self.put(path, {"version": DOCUMENT_VERSION, "partitions": partitions})
+        else:
+            self.remove(path)
+
+    def _delete_group(self, group: str) -> None:
+        root = group_path(group)
+        known = set(p for p in self._cache if p == root or p.startswith(root + "/"))
+        known |= set(p for p in self.final if p == root or p.startswith(root + "/"))
+        for path in known:
+            if self.exists(path):
+                self.remove(path)
+
+    def ops(self) -> list[Op]:
+        """Store operations turning the cached state into the final one: deletes deepest
+        first, then creates and sets shallowest first."""
+        deletes: list[Op] = []
+        writes: list[Op] = []
+        for path in sorted(self.final, key=_depth, reverse=True):
+            if not self.exists(path) and path in self._cache:
+                deletes.append(Delete(path, self._cache[path].version))
+        for path in sorted(self.final, key=_depth):
+            if not self.exists(path):
+                continue
+            data = b"" if path in self.structural else encode_document(self.final[path])
+            if path in self._cache:
+                if path not in self.structural:
+                    writes.append(SetData(path, data, self._cache[path].version))
+            else:
+                writes.append(Create(path, data))
+        return deletes + writes
+
+
+class RecordWriter:
+    """Persists records with compare-and-set transactions, coalescing concurrent calls.
+
+    Use: `await writer.start()`, then `await writer.load()` once to read everything back (it
+    also primes the cache), then `await writer.write(records)` from any task.
+    """
+
+    def __init__(self, store: MetadataStore, node_id: int) -> None:
+        self.store = store
+        self.node_id = node_id
+        self._cache: dict[str, _Doc] = {}
+        self._loaded: set[_Scope] = set()
+        self._queue: list[tuple[list[Record], asyncio.Future]] = []
+        self._flusher: Optional[asyncio.Task] = None
+
+    async def start(self) -> None:
+        """Create the layout's parent nodes when missing."""
+        for path in (GROUPS, TOPICS, BROKER_IDS):
+            try:
+                await self.store.create(path, make_parents=True)
+            except NodeExists:
+                pass
+
+    async def load(self) -> list[Record]:
+        """Read every topic, group document and offset back (replay order) and cache them."""
+        records, scopes = await _scan(self.store)
+        self._cache.clear()
+        self._loaded.clear()
+        for scope, docs in scopes.items():
+            self._cache.update(docs)
+            self._loaded.add(scope)
+        return records
+
+    async def write(self, records: Iterable[Record]) -> None:
+        """Return when `records` are durable (all of them, in one transaction with whatever
+        other calls were coalesced with them). Cancelling the await does not withdraw them."""
+        records = list(records)
+        if not records:
+            return
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._queue.append((records, done))
+        if self._flusher is None:
+            self._flusher = loop.create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        try:
+            while self._queue:
+                batch = [self._queue.pop(0)]
+                size = len(batch[0][0])
+                while self._queue and size + len(self._queue[0][0]) <= MAX_COALESCED_RECORDS:
+                    size += len(self._queue[0][0])
+                    batch.append(self._queue.pop(0))
+                try:
+                    await self._commit([r for records, _ in batch for r in records])
+                except Exception as exc:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self._flusher = None
+
+    async def _commit(self, records: list[Record]) -> None:
+        scopes = {_scope_of(r) for r in records}
+        try:
+            for scope in sorted(scopes - self._loaded):
+                await self._load_scope(scope)
+            batch = _Batch(self._cache, self.node_id)
+            for record in records:
+                batch.apply(record)
+            ops = batch.ops()
+            if not ops:
+                return
+            versions = await self.store.transaction(ops)
+        except BaseException:
+            self._forget(scopes)
+            raise
+        for op, version in zip(ops, versions):
+            if isinstance(op, Delete):
+                self._cache.pop(op.path, None)
+            elif op.path in batch.structural:
+                self._cache[op.path] = _Doc(-1, None)
+            else:
+                self._cache[op.path] = _Doc(version, batch.final[op.path])
+
+    async def _load_scope(self, scope: _Scope) -> None:
+        kind, name = scope
+        docs = await (_read_group(self.store, name) if kind == "group" else _read_topic(self.store, name))
+        self._cache.update(docs)
+        self._loaded.add(scope)
+
+    def _forget(self, scopes: set[_Scope]) -> None:
+        for kind, name in scopes:
+            self._loaded.discard((kind, name))
+            root = group_path(name) if kind == "group" else topic_path(name)
+            for path in [p for p in self._cache if p == root or p.startswith(root + "/")]:
+                del self._cache[path]

@@ -1,0 +1,319 @@
+"""The ZooKeeper metadata store: kazoo on its threading handler, bridged to asyncio.
+
+kazoo has no asyncio handler, so every operation is issued with kazoo's `*_async` API from the
+event loop (which only queues the request and wakes kazoo's I/O thread) and its `IAsyncResult`
+is linked (`rawlink`) to a callback that hands the outcome to the loop with
+`loop.call_soon_threadsafe`. Nothing here blocks the event loop: the blocking parts of kazoo
+(`DataWatch`'s first read, `stop()`) run on threads of their own.
+
+Invariants:
+- Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`); the chroot
+  is created on start when missing (kazoo itself only warns about a missing chroot).
+- Failures surface as the store's exceptions: NoNode, NodeExists, BadVersion, NotEmpty, and
+  StoreUnavailable for connection loss, session expiry, a closed client, or no answer within
+  the session timeout (after which the outcome of a write is unknown: CAS makes a retry safe).
+- A failed transaction raises the error of its first failing op; ZooKeeper reports the other
+  ops as RolledBackError or RuntimeInconsistency, which are not the cause and are skipped.
+- Watch and session callbacks run on the event loop, never on kazoo's threads.
+
+Session loss: when ZooKeeper expires the session, kazoo reconnects with a new one, but this
+node's ephemeral nodes are gone. `on_session_lost` tells the runtime, which must re-register.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable, Optional
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionLoss,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    OperationTimeoutError,
+    RolledBackError,
+    RuntimeInconsistency,
+    SessionExpiredError,
+    SessionMovedError,
+    ZookeeperStoppedError,
+)
+from kazoo.protocol.states import KazooState
+from kazoo.recipe.watchers import DataWatch
+
+from groupctl.store.base import (
+    BadVersion,
+    CheckVersion,
+    Create,
+    Delete,
+    Node,
+    NodeExists,
+    NoNode,
+    NotEmpty,
+    Op,
+    SetData,
+    StoreError,
+    StoreUnavailable,
+    WatchCallback,
+)
+
+log = logging.getLogger(__name__)
+
+_UNAVAILABLE = (ConnectionLoss, SessionExpiredError, SessionMovedError, OperationTimeoutError,
+                ZookeeperStoppedError)
+_NOT_THE_CAUSE = (RolledBackError, RuntimeInconsistency)
+
+
+def split_connect(connect: str) -> tuple[str, str]:
+    """`"h1:2181,h2:2181/app"` -> (`"h1:2181,h2:2181"`, `"/app"`); no chroot -> `""`."""
+    hosts, slash, chroot = connect.partition("/")
+    chroot = ("/" + chroot).rstrip("/") if slash else ""
+    return hosts, chroot
+
+
+def _translate(exc: BaseException, what: str) -> BaseException:
+    if isinstance(exc, NoNodeError):
+        mapped: BaseException = NoNode(what)
+    elif isinstance(exc, NodeExistsError):
+        mapped = NodeExists(what)
+    elif isinstance(exc, BadVersionError):
+        mapped = BadVersion(what)
+    elif isinstance(exc, NotEmptyError):
+        mapped = NotEmpty(what)
+    elif isinstance(exc, _UNAVAILABLE):
+        mapped = StoreUnavailable(f"{what}: {type(exc).__name__}")
+    elif isinstance(exc, KazooException):
+        mapped = StoreError(f"{what}: {type(exc).__name__} {exc}".rstrip())
+    else:
+        return exc
+    mapped.__cause__ = exc
+    return mapped
+
+
+class ZooKeeperStore:
+    """A MetadataStore on a ZooKeeper ensemble.
+
+    `session_timeout_s` is the ZooKeeper session timeout and also how long one operation may
+    wait for an answer; `connect_timeout_s` bounds `start()`.
+    """
+
+    def __init__(self, connect: str, *, session_timeout_s: float = 10.0,
+                 connect_timeout_s: float = 10.0) -> None:
+        self.connect = connect
+        self._hosts, self._chroot = split_connect(connect)
+        self._session_timeout_s = session_timeout_s
+        self._connect_timeout_s = connect_timeout_s
+        self._client: Optional[KazooClient] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._open = False
+        self._closing = False
+        self._connected: Optional[asyncio.Future] = None
+        self._session_lost: list[Callable[[], None]] = []
+
+    async def start(self) -> None:
+        """Connect (bounded by `connect_timeout_s`) and make sure the chroot exists."""
+        self._loop = asyncio.get_running_loop()
+        self._connected = self._loop.create_future()
+        # The chroot is applied only once it exists: kazoo prefixes every path with it.
+        client = KazooClient(
+            hosts=self._hosts,
+            timeout=self._session_timeout_s,
+            connection_retry=dict(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0),
+        )
+        client.add_listener(self._on_kazoo_state)
+        self._client = client
+        client.start_async()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._connected), self._connect_timeout_s)
+        except TimeoutError:
+            await self._shutdown_client()
+            raise StoreUnavailable(
+                f"cannot reach ZooKeeper at {self.connect} within {self._connect_timeout_s:g}s"
+            ) from None
+        self._open = True
+        if self._chroot:
+            try:
+                await self._call(f"create chroot {self._chroot}",
+                                 lambda: client.ensure_path_async(self._chroot))
+            except BaseException:
+                await self.close()
+                raise
+            client.chroot = self._chroot
+
+    async def close(self) -> None:
+        """End the session: this store's ephemeral nodes go away."""
+        if self._client is None:
+            return
+        self._open = False
+        await self._shutdown_client()
+
+    def on_session_lost(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback()` on the event loop whenever ZooKeeper expires this session (not on
+        `close()`); returns an unsubscribe function."""
+        self._session_lost.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._session_lost:
+                self._session_lost.remove(callback)
+
+        return unsubscribe
+
+    async def get(self, path: str) -> Optional[Node]:
+        client = self._require()
+        try:
+            data, stat = await self._call(f"get {path}", lambda: client.get_async(path))
+        except NoNode:
+            return None
+        return Node(data or b"", stat.version)
+
+    async def children(self, path: str) -> list[str]:
+        client = self._require()
+        return sorted(await self._call(f"children of {path}", lambda: client.get_children_async(path)))
+
+    async def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
+                     make_parents: bool = False) -> int:
+        client = self._require()
+        await self._call(f"create {path}", lambda: client.create_async(
+            path, data, ephemeral=ephemeral, makepath=make_parents))
+        return 0
+
+    async def set_if_version(self, path: str, data: bytes, version: int) -> int:
+        client = self._require()
+        stat = await self._call(f"set {path} at version {version}",
+                                lambda: client.set_async(path, data, version))
+        return stat.version
+
+    async def delete_if_version(self, path: str, version: int = -1) -> None:
+        client = self._require()
+        await self._call(f"delete {path} at version {version}",
+                         lambda: client.delete_async(path, version))
+
+    async def transaction(self, ops: list[Op]) -> list[int]:
+        client = self._require()
+        if not ops:
+            return []
+        txn = client.transaction()
+        for op in ops:
+            if isinstance(op, Create):
+                txn.create(op.path, op.data, ephemeral=op.ephemeral)
+            elif isinstance(op, SetData):
+                txn.set_data(op.path, op.data, op.version)
+            elif isinstance(op, Delete):
+                txn.delete(op.path, op.version)
+            elif isinstance(op, CheckVersion):
+                txn.check(op.path, op.version)
+            else:
+                raise TypeError(f"not a store op: {op!r}")
+        results = await self._call(f"transaction of {len(ops)} ops", txn.commit_async)
+        failures = [(i, r) for i, r in enumerate(results) if isinstance(r, BaseException)]
+        for index, exc in failures:
+            if not isinstance(exc, _NOT_THE_CAUSE):
+                op = ops[index]
+                raise _translate(exc, f"transaction op {index} ({type(op).__name__} {op.path})")
+        if failures:
+            raise StoreError(f"transaction rolled back without a cause: {results!r}")
+        versions = []
+        for op, result in zip(ops, results):
+            if isinstance(op, Create):
+                versions.append(0)
+            elif isinstance(op, SetData):
+                versions.append(result.version)
+            else:
+                versions.append(-1)
+        return versions
+
+    def watch(self, path: str, callback: WatchCallback) -> Callable[[], None]:
+        """kazoo DataWatch semantics: the current state first, then the state after each change
+        ZooKeeper notifies (changes in quick succession may be seen as one); survives
+        reconnections. After unsubscribing, nothing more is delivered."""
+        client = self._require()
+        loop = self._loop
+        active = True
+
+        def deliver(node: Optional[Node]) -> None:
+            if active:
+                callback(node)
+
+        def on_change(data: Optional[bytes], stat: Any, event: Any = None) -> Optional[bool]:
+            # On kazoo's callback thread: hand over to the loop; False ends kazoo's watch.
+            if not active:
+                return False
+            node = Node(data or b"", stat.version) if stat is not None else None
+            try:
+                loop.call_soon_threadsafe(deliver, node)
+            except RuntimeError:  # the event loop is closed
+                return False
+            return None
+
+        def unsubscribe() -> None:
+            nonlocal active
+            active = False
+
+        # DataWatch reads the node synchronously when constructed: not on the event loop.
+        client.handler.spawn(DataWatch, client, path, on_change)
+        return unsubscribe
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _require(self) -> KazooClient:
+        if not self._open or self._client is None:
+            raise StoreUnavailable(f"the ZooKeeper store for {self.connect} is not open")
+        return self._client
+
+    async def _call(self, what: str, start: Callable[[], Any]) -> Any:
+        """Issue one kazoo async request and await its outcome on the event loop."""
+        loop = self._loop
+        future = loop.create_future()
+
+        def settle(result: Any) -> None:  # kazoo's callback thread
+            try:
+                loop.call_soon_threadsafe(resolve, result)
+            except RuntimeError:
+                pass  # the loop is gone; nobody awaits this any more
+
+        def resolve(result: Any) -> None:
+            if future.done():
+                return
+            if result.successful():
+                future.set_result(result.value)
+            else:
+                future.set_exception(_translate(result.exception, what))
+
+        try:
+            start().rawlink(settle)
+        except KazooException as exc:
+            raise _translate(exc, what) from exc
+        try:
+            return await asyncio.wait_for(future, self._session_timeout_s)
+        except TimeoutError:
+            raise StoreUnavailable(
+                f"{what}: no answer from ZooKeeper at {self.connect} within {self._session_timeout_s:g}s"
+            ) from None
+
+    def _on_kazoo_state(self, state: str) -> None:
+        """kazoo's state listener (its thread): forward to the loop, never block."""
+        try:
+            self._loop.call_soon_threadsafe(self._state_changed, state)
+        except RuntimeError:
+            pass
+
+    def _state_changed(self, state: str) -> None:
+        if state == KazooState.CONNECTED and not self._connected.done():
+            self._connected.set_result(None)
+        elif state == KazooState.LOST and self._open and not self._closing:
+            log.warning("ZooKeeper session at %s lost; ephemeral nodes are gone", self.connect)
+            for callback in list(self._session_lost):
+                callback()
+
+    async def _shutdown_client(self) -> None:
+        client, self._client = self._client, None
+        self._closing = True
+
+        def stop() -> None:
+            client.stop()
+            client.close()
+
+        await self._loop.run_in_executor(None, stop)

@@ -1,0 +1,52 @@
+"""Shared fixtures. Sections are owned by the areas that need them."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from tests.support import zookeeper as zk_support
+
+
+# -- ZooKeeper -------------------------------------------------------------------------------
+# A real standalone ZooKeeper (Debian's package) for the whole session; each test gets its own
+# chroot. Missing ZooKeeper is a skip on a workstation and a failure in CI (CI=true).
+
+
+def _require_zookeeper() -> None:
+    reason = zk_support.unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"ZooKeeper is required in CI but cannot be started: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory):
+    """A running standalone ZooKeeper; `.connect` is "127.0.0.1:PORT"."""
+    _require_zookeeper()
+    server = zk_support.ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk_connect(zookeeper) -> str:
+    """A connect string with a chroot of this test's own: "127.0.0.1:PORT/t-<uuid>"."""
+    return f"{zookeeper.connect}/t-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def zookeeper_ensemble(tmp_path):
+    """A fresh 3-node ensemble for one test (tests that kill servers)."""
+    _require_zookeeper()
+    ensemble = zk_support.ZooKeeperEnsemble(tmp_path / "ensemble").start()
+    yield ensemble
+    ensemble.stop()
+
+
+# -- Coordinators and client tools ---------------------------------------------------------------
+pytest_plugins = ["tests.support.fixtures"]

@@ -1,0 +1,52 @@
+"""Fixtures for the store tests: one contract, three stores.
+
+`store_kind` runs a test against EmbeddedStore in memory, EmbeddedStore on a temp dir and
+ZooKeeperStore on a real ZooKeeper (own chroot per test). Tests are plain functions that drive
+their scenario with `run`, which bounds it in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+import pytest
+
+from groupctl.store.base import MetadataStore
+from groupctl.store.embedded import EmbeddedStore
+from groupctl.store.zookeeper import ZooKeeperStore
+
+SCENARIO_TIMEOUT_S = 60.0
+
+
+@dataclass
+class StoreKind:
+    name: str
+    make: Callable[[], MetadataStore]
+    persistent: bool  # a new instance sees what a closed one wrote
+    concurrent: bool  # two instances can be open at once on the same data
+
+
+@pytest.fixture(params=["memory", "disk", pytest.param("zookeeper", marks=pytest.mark.zookeeper)])
+def store_kind(request, tmp_path) -> StoreKind:
+    if request.param == "memory":
+        return StoreKind("memory", lambda: EmbeddedStore(None), persistent=False, concurrent=False)
+    if request.param == "disk":
+        directory = tmp_path / "store"
+        return StoreKind("disk", lambda: EmbeddedStore(directory), persistent=True, concurrent=False)
+    connect = request.getfixturevalue("zk_connect")
+    return StoreKind("zookeeper", lambda: ZooKeeperStore(connect), persistent=True, concurrent=True)
+
+
+@pytest.fixture
+def run() -> Callable[[Awaitable], object]:
+    """Run one async scenario to completion on a fresh event loop, bounded in time."""
+
+    def runner(scenario: Awaitable) -> object:
+        async def bounded():
+            return await asyncio.wait_for(scenario, SCENARIO_TIMEOUT_S)
+
+        return asyncio.run(bounded())
+
+    return runner
