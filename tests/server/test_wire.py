@@ -7,7 +7,10 @@ import socket
 import struct
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import groupctl.server.handlers  # noqa: F401  (registers every API)
 from groupctl.protocol.registry import REGISTRY
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
@@ -131,3 +134,22 @@ def test_metadata_lists_this_node_at_its_advertised_address(coordinator):
                                                      include_topic_authorized_operations=False), 12)
     response = MetadataResponse.decode(frame, version=12, header=True)
     assert [(b.node_id, b.host, b.port) for b in response.brokers] == [(0, "127.0.0.1", coordinator.port)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    api_key=st.sampled_from(sorted(REGISTRY)),
+    version=st.integers(min_value=0, max_value=20),
+    body=st.binary(max_size=64),
+)
+def test_random_bodies_for_every_api_never_take_the_server_down(coordinator, api_key, version, body):
+    frame = struct.pack(">hhih", api_key, version, 1, 1) + b"x" + body
+    with connect(coordinator) as sock:
+        sock.sendall(struct.pack(">i", len(frame)) + frame)
+        sock.settimeout(5)
+        try:
+            sock.recv(65536)  # an answer or a close; either is fine
+        except (ConnectionResetError, TimeoutError):
+            pass
+    with connect(coordinator) as healthy:
+        assert api_versions(healthy).error_code == 0

@@ -1,0 +1,11 @@
+
+_groupctl_completion() {
+    local IFS=$'
+'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \
+                   COMP_CWORD=$COMP_CWORD \
+                   _GROUPCTL_COMPLETE=complete_bash $1 ) )
+    return 0
+}
+
+complete -o default -F _groupctl_completion groupctl

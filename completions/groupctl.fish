@@ -1,0 +1,1 @@
+complete --command groupctl --no-files --arguments "(env _GROUPCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) groupctl)" --condition "env _GROUPCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) groupctl"

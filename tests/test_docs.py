@@ -1,0 +1,39 @@
+"""README is a tested artifact: its API table is the registry, and every CLI command it must
+document is there with help text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import groupctl.server.handlers  # noqa: F401  (registers every API)
+from groupctl.protocol.registry import REGISTRY
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_readme_api_table_is_exactly_the_registry():
+    rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+)–(\d+) \|$", README, flags=re.M)
+    documented = {int(key): (name, int(lo), int(hi)) for name, key, lo, hi in rows}
+    served = {key: (spec.name, spec.min_version, spec.max_version) for key, spec in REGISTRY.items()}
+    assert documented == served
+
+
+def test_every_command_is_in_the_readme_with_help_text():
+    from typer.main import get_command
+
+    from groupctl.cli.app import app
+
+    def walk(command, path):
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            for name, sub in subcommands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), command
+
+    commands = list(walk(get_command(app), []))
+    assert commands
+    for name, command in commands:
+        assert command.help, f"`groupctl {name}` has no help text"
+        assert f"groupctl {name}" in README, f"`groupctl {name}` is not in README.md"
