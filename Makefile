@@ -42,7 +42,7 @@ system-deps:
 	fi
 
 bench: $(TEST_STAMP) system-deps
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python -m bench.run_all
 
 completions: $(STAMP)
 	$(BIN)/python -m groupctl.cli.completions completions

@@ -27,24 +27,24 @@ from __future__ import annotations
 from collections import OrderedDict
 
 BLOCK_BITS = 20
-BLOCK_SIZE = 1 << BLOCK_BITS
 MAX_EPOCH = 2**15 - 1  # epochs are int16
 DEFAULT_MAX_REMEMBERED = 100_000
 
 
 class ProducerIdAllocator:
-    def __init__(self, *, max_remembered: int = DEFAULT_MAX_REMEMBERED) -> None:
+    def __init__(self, *, max_remembered: int = DEFAULT_MAX_REMEMBERED, block_bits: int = BLOCK_BITS) -> None:
         self.max_remembered = max_remembered
+        self._block_bits = block_bits
         self._block = -1
-        self._next = BLOCK_SIZE  # no block yet: the first allocation takes one
+        self._next = 1 << block_bits  # no block yet: the first allocation takes one
         self._epochs: OrderedDict[int, int] = OrderedDict()  # id -> latest epoch issued, oldest first
 
     def allocate(self, now_ms: int) -> tuple[int, int]:
         """A producer id never issued before, with epoch 0."""
-        if self._next >= BLOCK_SIZE:
+        if self._next >= 1 << self._block_bits:
             self._block = max(now_ms, self._block + 1)
             self._next = 0
-        producer_id = (self._block << BLOCK_BITS) | self._next
+        producer_id = (self._block << self._block_bits) | self._next
         self._next += 1
         self._remember(producer_id, 0)
         return producer_id, 0

@@ -56,6 +56,8 @@ class CoordinatorServer:
         self._connections[task] = connection
         try:
             await connection.serve()
+        except asyncio.CancelledError:
+            pass  # stop() cancelled this connection; nothing is left to answer
         finally:
             self._connections.pop(task, None)
 

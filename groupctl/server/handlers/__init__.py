@@ -10,6 +10,7 @@ from groupctl.server.handlers import (  # noqa: F401
     fetch,
     find_coordinator,
     heartbeat,
+    init_producer_id,
     join_group,
     leave_group,
     list_groups,

@@ -1,0 +1,22 @@
+"""Run every benchmark in turn and print their tables (`make bench`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput"]
+
+
+def main() -> int:
+    status = 0
+    for module in BENCHMARKS:
+        print(f"== {module}", flush=True)
+        status |= subprocess.call([sys.executable, "-m", module], cwd=ROOT)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""InitProducerId (22), v0-5.
+
+Version notes: v0 and v1 are the same; v2 is flexible; v3 adds producer_id/producer_epoch so a
+producer can ask to bump its epoch instead of getting a new id (KIP-360); v4 lets the broker
+answer PRODUCER_FENCED and v5 TRANSACTION_ABORTABLE (both transactional only, never answered
+here). kafka-python 3.0.12 sends v0-4 (v3+ for an epoch bump), librdkafka 2.x v0-4, so every
+version from 0 is served. v6 (two-phase commit, KIP-939) is marked unstable in the schema and
+Apache Kafka does not advertise it by default, so neither does this node.
+
+Semantics: without a transactional id (idempotent producers) the answer is a producer id never
+issued before, with epoch 0 (see `groupctl.log.producer_ids` for why ids stay unique across
+restarts). From v3 a request that names the (id, epoch) this node last issued for that id gets
+the same id with the epoch bumped, so the partitions keep one producer id and the new epoch
+restarts its sequences at 0; a retry of that bump gets the same answer again; any other
+id/epoch gets a fresh id and epoch 0. Naming an id without an epoch or an epoch without an id
+is INVALID_REQUEST, as in Kafka.
+
+A transactional id is refused: this node has no transaction coordinator. The answer is
+COORDINATOR_NOT_AVAILABLE (retriable: the client keeps looking for a coordinator until its
+own timeout), which is what Kafka answers while no transaction coordinator is available and
+matches this node's FindCoordinator for key_type 1. An empty transactional id is
+INVALID_REQUEST, as in Kafka.
+
+Deliberate differences from Apache Kafka:
+- Kafka ignores producer_id/epoch from a non-transactional producer and always allocates a new
+  id; this node bumps the epoch of an id it issued (see above). It never answers
+  INVALID_PRODUCER_EPOCH or PRODUCER_FENCED to a non-transactional producer, like Kafka.
+- transaction_timeout_ms is not validated (it only matters with a transactional id).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.registry import api
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+
+def _refuse(ctx: Any, error: ErrorCode) -> Any:
+    return ctx.respond(throttle_time_ms=0, error_code=error,
+                       producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
+
+
+@api(key=22, versions=(0, 5))
+async def handle_init_producer_id(ctx: Any, request: Any) -> Any:
+    if request.transactional_id is not None:
+        return _refuse(ctx, ErrorCode.INVALID_REQUEST if request.transactional_id == ""
+                       else ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    held = (request.producer_id, request.producer_epoch) if ctx.version >= 3 else (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+    if (held[0] == NO_PRODUCER_ID) != (held[1] == NO_PRODUCER_EPOCH):
+        return _refuse(ctx, ErrorCode.INVALID_REQUEST)
+    producer_ids = ctx.node.logs.producer_ids
+    now_ms = ctx.node.now_ms()
+    if held[0] == NO_PRODUCER_ID:
+        producer_id, epoch = producer_ids.allocate(now_ms)
+    else:
+        producer_id, epoch = producer_ids.bump(held[0], held[1], now_ms)
+    return ctx.respond(throttle_time_ms=0, error_code=ErrorCode.NONE,
+                       producer_id=producer_id, producer_epoch=epoch)
