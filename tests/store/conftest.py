@@ -28,8 +28,10 @@ class StoreKind:
     concurrent: bool  # two instances can be open at once on the same data
 
 
-@pytest.fixture(params=["memory", "disk", pytest.param("zookeeper", marks=pytest.mark.zookeeper)])
-def store_kind(request, tmp_path) -> StoreKind:
+ZOOKEEPER = pytest.param("zookeeper", marks=pytest.mark.zookeeper)
+
+
+def make_store_kind(request, tmp_path) -> StoreKind:
     if request.param == "memory":
         return StoreKind("memory", lambda: EmbeddedStore(None), persistent=False, concurrent=False)
     if request.param == "disk":
@@ -37,6 +39,23 @@ def store_kind(request, tmp_path) -> StoreKind:
         return StoreKind("disk", lambda: EmbeddedStore(directory), persistent=True, concurrent=False)
     connect = request.getfixturevalue("zk_connect")
     return StoreKind("zookeeper", lambda: ZooKeeperStore(connect), persistent=True, concurrent=True)
+
+
+@pytest.fixture(params=["memory", "disk", ZOOKEEPER])
+def store_kind(request, tmp_path) -> StoreKind:
+    return make_store_kind(request, tmp_path)
+
+
+@pytest.fixture(params=["disk", ZOOKEEPER])
+def persistent_store_kind(request, tmp_path) -> StoreKind:
+    """The stores where a new instance sees what a closed one wrote."""
+    return make_store_kind(request, tmp_path)
+
+
+@pytest.fixture(params=[ZOOKEEPER])
+def concurrent_store_kind(request, tmp_path) -> StoreKind:
+    """The stores two instances can have open at once on the same data."""
+    return make_store_kind(request, tmp_path)
 
 
 @pytest.fixture

@@ -179,9 +179,8 @@ def test_topics_are_written_and_tombstoned(store_kind, run):
     run(scenario())
 
 
-def test_everything_written_loads_back_in_replay_order_after_a_restart(store_kind, run):
-    if not store_kind.persistent:
-        pytest.skip("memory-only store")
+def test_everything_written_loads_back_in_replay_order_after_a_restart(persistent_store_kind, run):
+    store_kind = persistent_store_kind
     records = [
         TopicRecord("t", "id-1", {0: [NODE_ID], 1: [NODE_ID]}),
         TopicRecord("a/topic", "id-2", {0: [NODE_ID]}),
@@ -256,9 +255,8 @@ def test_a_failed_coalesced_transaction_fails_every_caller_and_a_retry_succeeds(
     run(scenario())
 
 
-def test_two_writers_on_one_group_conflict_by_version(store_kind, run):
-    if not store_kind.concurrent:
-        pytest.skip("one process per embedded store")
+def test_two_writers_on_one_group_conflict_by_version(concurrent_store_kind, run):
+    store_kind = concurrent_store_kind
 
     async def scenario():
         async with writer_on(store_kind) as (first, _):

@@ -238,9 +238,8 @@ def test_an_ephemeral_node_cannot_have_children(store_kind, run):
     run(scenario())
 
 
-def test_persistent_writes_survive_reopening(store_kind, run):
-    if not store_kind.persistent:
-        pytest.skip("memory-only store")
+def test_persistent_writes_survive_reopening(persistent_store_kind, run):
+    store_kind = persistent_store_kind
 
     async def scenario():
         async with opened(store_kind) as store:
