@@ -5,6 +5,10 @@ connection that sent it is closed and no other connection is affected. kafka-pyt
 IndexError/struct.error on truncated input and ValueError on unknown versions
 (reference/kafka-python-server.md, quirk 2): all of them become `FrameError` here.
 
+Heartbeat, the hot path, is decoded and encoded by the hand-written codec in `fastpath` (same
+results as kafka-python, proven by tests/unit/test_fastpath.py); every other message, and any
+version `fastpath` does not know, goes through kafka-python's classes.
+
 Invariants:
 - A length prefix is validated before any body byte is read: negative, zero or above the
   configured maximum closes the connection without buffering the body.
@@ -14,9 +18,9 @@ Invariants:
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from groupctl.protocol import fastpath
 from groupctl.protocol.registry import ApiSpec
 
 LENGTH = struct.Struct(">i")
@@ -49,13 +53,12 @@ def check_length(length: int, max_frame_bytes: int) -> None:
         raise FrameError(f"frame of {length} bytes exceeds the maximum of {max_frame_bytes}")
 
 
-@dataclass(frozen=True)
-class DecodedRequest:
+class DecodedRequest(NamedTuple):  # a tuple: built for every request, and cheaper than a dataclass
     spec: ApiSpec
     version: int
     correlation_id: int
     client_id: str
-    body: Any
+    body: Any  # kafka-python's request object, or the `fastpath` body with the same field names
 
 
 def peek_header(frame: bytes) -> tuple[int, int, int]:
@@ -72,15 +75,22 @@ def decode_request(frame: bytes, registry: dict[int, ApiSpec]) -> DecodedRequest
         raise FrameError(f"unknown or unsupported API key {api_key}")
     if not spec.supports(version):
         raise UnsupportedVersion(spec, version, correlation_id)
+    fast_decode = fastpath.request_decoder(api_key, version)
     try:
-        body = spec.request_class.decode(frame, version=version, header=True)
+        if fast_decode is not None:
+            client_id, body = fast_decode(frame, version)
+        else:
+            body = spec.request_class.decode(frame, version=version, header=True)
+            client_id = body.header.client_id
     except (IndexError, struct.error, ValueError, UnicodeDecodeError, TypeError, OverflowError) as exc:
         raise FrameError(f"undecodable {spec.name} v{version} request: {exc}") from exc
-    header = body.header
-    return DecodedRequest(spec, version, correlation_id, header.client_id or "", body)
+    return DecodedRequest(spec, version, correlation_id, client_id or "", body)
 
 
 def encode_response(response: Any, correlation_id: int) -> bytes:
     """The framed response bytes (a copy: kafka-python reuses its encode buffer, quirk 4)."""
+    fast = fastpath.encode_response(response, correlation_id)
+    if fast is not None:
+        return fast
     response.with_header(correlation_id=correlation_id)
     return bytes(response.encode(header=True, framed=True))

@@ -7,7 +7,8 @@ metadata store. Requests and timers reach the core only through `call_groups`/`a
    concurrently: there are no locks because there is no second thread in it),
 2. persist the result's records through the `RecordWriter` (in call order; concurrent writes
    are coalesced into one store transaction), and only then
-3. deliver the result's replies to the parked or waiting requests.
+3. deliver the result's replies to the parked or waiting requests (a result without records is
+   delivered at once, and the request that produced it gets its reply without a future).
 
 So a reply is never sent for state that is not durable: an acknowledged commit survives kill -9.
 
@@ -27,7 +28,7 @@ from typing import Any, Callable, Hashable, Optional
 
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
-from groupctl.coordinator.results import Result
+from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
 from groupctl.server.faults import FaultInjector
@@ -38,6 +39,9 @@ from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter, register_broker
 
 log = logging.getLogger("groupctl.node")
+
+
+_UNANSWERED: Any = object()  # marks "no reply to this token in the result"
 
 
 class CoordinatorUnavailable(Exception):
@@ -113,14 +117,17 @@ class Node:
 
     async def call_groups(self, op: Callable[[GroupCoordinator, Hashable, int], Result]) -> Any:
         token = next(self._tokens)
+        result = op(self.core, token, self.now_ms())
+        if not result.records:
+            # Nothing to persist, so every reply can go out now, and a request the core answers
+            # at once (Heartbeat, most requests) skips the future and its bookkeeping.
+            own = self._deliver(result.replies, token)
+            if own is not _UNANSWERED:
+                return own
         future = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
-        try:
-            result = op(self.core, token, self.now_ms())
-        except BaseException:
-            self._waiting.pop(token, None)
-            raise
-        await self.apply(result)
+        if result.records:
+            await self.apply(result)
         return await future
 
     async def apply(self, result: Result) -> None:
@@ -135,10 +142,20 @@ class Node:
                     if future is not None and not future.done():
                         future.set_exception(CoordinatorUnavailable(str(exc)))
                 return
-        for reply in result.replies:
+        self._deliver(result.replies)
+
+    def _deliver(self, replies: list[Reply], own_token: Hashable = _UNANSWERED) -> Any:
+        """Complete the waiting requests' futures; return the reply addressed to `own_token`
+        (a request still on the caller's stack, with no future), or `_UNANSWERED`."""
+        own = _UNANSWERED
+        for reply in replies:
+            if reply.token == own_token:
+                own = reply.response
+                continue
             future = self._waiting.pop(reply.token, None)
             if future is not None and not future.done():
                 future.set_result(reply.response)
+        return own
 
     async def write(self, records: list[Record]) -> None:
         await self.writer.write(records)

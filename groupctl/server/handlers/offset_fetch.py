@@ -119,6 +119,20 @@ def _all_committed(ctx: RequestContext, offsets: tuple[CommittedOffset, ...]) ->
     return answers
 
 
+def _partitions(partition_class: Any, offsets: Any) -> list[Any]:
+    """The response's partition entries; the class differs between the v0-7 and v8+ layouts."""
+    return [
+        partition_class(
+            partition_index=o.partition,
+            committed_offset=o.offset,
+            committed_leader_epoch=o.leader_epoch,
+            metadata=o.metadata,
+            error_code=int(o.error),
+        )
+        for o in offsets
+    ]
+
+
 def _single_group_response(
     ctx: RequestContext, error: ErrorCode, answers: list[TopicAnswer]
 ) -> OffsetFetchResponse:
@@ -127,16 +141,7 @@ def _single_group_response(
     topics = [
         topic_class(
             name=name,
-            partitions=[
-                partition_class(
-                    partition_index=o.partition,
-                    committed_offset=o.offset,
-                    committed_leader_epoch=o.leader_epoch,
-                    metadata=o.metadata,
-                    error_code=int(o.error),
-                )
-                for o in offsets
-            ],
+            partitions=_partitions(partition_class, offsets),
         )
         for name, _, offsets in answers
     ]
@@ -154,16 +159,7 @@ def _group_entry(group_id: str, error: ErrorCode, answers: list[TopicAnswer]) ->
             topic_class(
                 name=name,
                 topic_id=topic_id,
-                partitions=[
-                    partition_class(
-                        partition_index=o.partition,
-                        committed_offset=o.offset,
-                        committed_leader_epoch=o.leader_epoch,
-                        metadata=o.metadata,
-                        error_code=int(o.error),
-                    )
-                    for o in offsets
-                ],
+                partitions=_partitions(partition_class, offsets),
             )
             for name, topic_id, offsets in answers
         ],
