@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from groupctl.cli.errors import BadInput, CliError
+from groupctl.cli.errors import BadInput
 
 app = typer.Typer(help="Run or locate group coordinators.", no_args_is_help=True)
 
@@ -67,7 +67,4 @@ def run(
             initial_rebalance_delay_ms=initial_rebalance_delay_ms,
         ),
     )
-    try:
-        run_node(config, log_level=log_level)
-    except OSError as exc:
-        raise CliError(f"cannot start the coordinator on {host}:{port}: {exc.strerror or exc}") from exc
+    run_node(config, log_level=log_level)

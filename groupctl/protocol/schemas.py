@@ -1,8 +1,9 @@
 """kafka-python 3.0.12's generated message classes, indexed by API key.
 
 kafka-python registers response classes but has no request registry; this walks the
-`ApiMessage` subclasses once. Importing it costs kafka's package import (~150 ms), so the CLI
-imports it only inside commands that talk Kafka.
+`ApiMessage` subclasses once. groupctl's extension APIs (`groupctl.protocol.extensions`) are
+imported here so they are found like any other. Importing it costs kafka's package import
+(~150 ms), so the CLI imports it only inside commands that talk Kafka.
 """
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ import kafka.protocol.consumer  # noqa: F401
 import kafka.protocol.metadata  # noqa: F401
 import kafka.protocol.producer  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
+
+import groupctl.protocol.extensions  # noqa: F401  (groupctl's own APIs, keys 32000+)
+
+# groupctl.ops.kafka_import may have registered these packages without running their
+# `__init__`; touching `__all__` runs it, so every message class exists before the walk below.
+for _package in (kafka.protocol.admin, kafka.protocol.consumer, kafka.protocol.producer):
+    _package.__all__  # noqa: B018
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -76,7 +76,7 @@ class Connection:
 
     async def serve(self) -> None:
         try:
-            while True:
+            while not self.node.stopping:  # at shutdown, read no further request
                 frame = await self._read_frame()
                 if frame is None:
                     return

@@ -7,7 +7,8 @@ import logging
 import sys
 
 from groupctl.server.config import NodeConfig
-from groupctl.store.base import StoreUnavailable
+from groupctl.log import LogError
+from groupctl.store.base import StoreError
 
 
 def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
@@ -20,8 +21,13 @@ def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
 
     try:
         asyncio.run(_serve(config))
-    except StoreUnavailable as exc:
-        raise CliError(f"metadata store unavailable: {exc}") from exc
+    except StoreError as exc:
+        raise CliError(f"metadata store: {exc}") from exc
+    except LogError as exc:
+        raise CliError(f"partition logs in {config.data_dir}: {exc}") from exc
+    except OSError as exc:
+        raise CliError(f"cannot start the coordinator on {config.host}:{config.port}: "
+                       f"{exc.strerror or exc}") from exc
 
 
 async def _serve(config: NodeConfig) -> None:

@@ -1,9 +1,9 @@
 """The asyncio server: accept connections, run the node, shut down cleanly.
 
-Shutdown (SIGTERM/SIGINT or `stop()`): stop accepting, let every connection finish the request
-it is handling and send its response (bounded by `drain_timeout_s`), then close connections,
-flush the logs and the store. A parked JoinGroup/SyncGroup does not hold shutdown up beyond the
-bound: its client sees the connection close and rejoins elsewhere, as with a broker restart.
+Shutdown (SIGTERM/SIGINT or `stop()`): stop accepting, close idle connections, read no new
+request, answer the requests already being handled (bounded by `drain_timeout_s`), then flush the
+logs and the store. A parked JoinGroup/SyncGroup does not hold shutdown up: its client sees the
+connection close and rejoins elsewhere, as with a broker restart.
 """
 
 from __future__ import annotations
@@ -67,6 +67,14 @@ class CoordinatorServer:
         self._stopped.set()
         if self._server is not None:
             self._server.close()
+        self.node.stopping = True
+        # Idle connections are waiting for a request that will not be read: close them now.
+        for task, connection in list(self._connections.items()):
+            if not connection.busy:
+                task.cancel()
+        # Requests waiting for a store write get their answers; parked JoinGroup/SyncGroup fail
+        # (their clients rejoin elsewhere, as after a broker restart).
+        await self.node.quiesce(self.drain_timeout_s)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.drain_timeout_s
         while any(c.busy for c in self._connections.values()) and loop.time() < deadline:

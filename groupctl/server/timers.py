@@ -1,25 +1,25 @@
 """The asyncio implementation of the core's keyed `Timer`.
 
-A fired op's `Result` goes to the same `apply` the runtime uses for requests, so timers and
-requests change state through one path. Delays are relative (event-loop monotonic time); the
+A fired op's `Result` goes to the runtime's `submit`, synchronously, like a request's result:
+timers and requests change state through one path, and their records are persisted in the order
+the core produced them. Delays are relative (event-loop monotonic time); the
 `now_ms` handed to the op is the node's wall clock, which is what group documents record.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Hashable
+from typing import Callable, Hashable
 
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import TimerOp
 
 
 class AsyncioTimer:
-    def __init__(self, now_ms: Callable[[], int], apply: Callable[[Result], Awaitable[None]]) -> None:
+    def __init__(self, now_ms: Callable[[], int], submit: Callable[[Result], None]) -> None:
         self._now_ms = now_ms
-        self._apply = apply
+        self._submit = submit
         self._handles: dict[Hashable, asyncio.TimerHandle] = {}
-        self._tasks: set[asyncio.Task] = set()
 
     def schedule(self, key: Hashable, delay_ms: int, op: TimerOp) -> None:
         self.cancel(key)
@@ -33,10 +33,7 @@ class AsyncioTimer:
 
     def _fire(self, key: Hashable, op: TimerOp) -> None:
         self._handles.pop(key, None)
-        result = op(self._now_ms())
-        task = asyncio.get_running_loop().create_task(self._apply(result))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._submit(op(self._now_ms()))
 
     def close(self) -> None:
         for handle in self._handles.values():

@@ -17,7 +17,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Optional, Protocol, Union
+from typing import Callable, Optional, Protocol, Union
 
 
 class StoreError(Exception):
@@ -81,6 +81,9 @@ Op = Union[Create, SetData, Delete, CheckVersion]
 WatchCallback = Callable[[Optional[Node]], None]
 """Called on the event loop with the node's new state (None: deleted) after each change."""
 
+ChildrenCallback = Callable[[list[str]], None]
+"""Called on the event loop with a node's sorted child names after each change of the set."""
+
 
 class MetadataStore(Protocol):
     async def start(self) -> None: ...
@@ -108,3 +111,9 @@ class MetadataStore(Protocol):
 
     def watch(self, path: str, callback: WatchCallback) -> Callable[[], None]:
         """Call `callback` now and on every change of `path`; returns an unsubscribe function."""
+
+    def watch_children(self, path: str, callback: ChildrenCallback) -> Callable[[], None]:
+        """Call `callback` with the children of `path` now and whenever a child is created or
+        deleted (changes in quick succession may be seen as one, and the same set may come
+        again); returns an unsubscribe function. `path` must exist: like kazoo's
+        ChildrenWatch, the watch ends silently when it does not or once it is deleted."""

@@ -32,7 +32,8 @@ Invariants:
 - Ephemeral nodes are never logged: they belong to this open store and vanish on close, as a
   ZooKeeper session's do. Like ZooKeeper, an ephemeral node cannot have children.
 - Watch callbacks run on the event loop after the change is durable, once per change, in
-  commit order.
+  commit order. Children watches get the children as they are when the callback runs, and only
+  when the set differs from what that watch last delivered.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from typing import Callable, Optional
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
+    ChildrenCallback,
     Create,
     Delete,
     Node,
@@ -278,6 +280,12 @@ class _Overlay:
         return entry
 
 
+@dataclass
+class _ChildrenWatch:
+    callback: ChildrenCallback
+    last: Optional[list[str]] = None  # the children last delivered
+
+
 class EmbeddedStore:
     """A MetadataStore in this process; durable under `data_dir`, memory only when it is None.
 
@@ -290,6 +298,7 @@ class EmbeddedStore:
         self._nodes: dict[str, _Entry] = {"/": _Entry(b"", 0, False)}
         self._children: dict[str, set[str]] = {"/": set()}
         self._watches: dict[str, list[WatchCallback]] = {}
+        self._children_watches: dict[str, list[_ChildrenWatch]] = {}
         self._lsn = 0
         self._pending: list[tuple[bytes, list[tuple[str, Optional[Node]]], asyncio.Future]] = []
         self._flusher: Optional[asyncio.Task] = None
@@ -392,6 +401,21 @@ class EmbeddedStore:
         def unsubscribe() -> None:
             if callback in callbacks:
                 callbacks.remove(callback)
+
+        return unsubscribe
+
+    def watch_children(self, path: str, callback: ChildrenCallback) -> Callable[[], None]:
+        """Deliver the current children on the next loop iteration, then the children after each
+        durable change of the set; ends when `path` is missing or deleted."""
+        self._check_open()
+        watch = _ChildrenWatch(callback)
+        watches = self._children_watches.setdefault(path, [])
+        watches.append(watch)
+        asyncio.get_running_loop().call_soon(self._deliver_children, path, watch)
+
+        def unsubscribe() -> None:
+            if watch in watches:
+                watches.remove(watch)
 
         return unsubscribe
 
@@ -507,12 +531,27 @@ class EmbeddedStore:
             log.exception("embedded store compaction failed")
 
     def _notify(self, changes: list[tuple[str, Optional[Node]]]) -> None:
-        if not changes or not self._watches:
+        if not changes or not (self._watches or self._children_watches):
             return
         loop = asyncio.get_running_loop()
         for path, node in changes:
             for callback in list(self._watches.get(path, ())):
                 loop.call_soon(self._deliver, path, callback, node)
+            for watched in (_parent(path), path):  # a child came or went; or the node itself
+                for watch in list(self._children_watches.get(watched, ())):
+                    loop.call_soon(self._deliver_children, watched, watch)
+
+    def _deliver_children(self, path: str, watch: _ChildrenWatch) -> None:
+        watches = self._children_watches.get(path, [])
+        if watch not in watches:
+            return
+        if path not in self._nodes:
+            watches.remove(watch)  # missing or deleted: the watch ends (as kazoo's does)
+            return
+        children = sorted(self._children[path])
+        if children != watch.last:
+            watch.last = children
+            watch.callback(children)
 
     def _deliver(self, path: str, callback: WatchCallback, node: Optional[Node]) -> None:
         if callback in self._watches.get(path, ()):

@@ -6,6 +6,14 @@ is linked (`rawlink`) to a callback that hands the outcome to the loop with
 `loop.call_soon_threadsafe`. Nothing here blocks the event loop: the blocking parts of kazoo
 (`DataWatch`'s first read, `stop()`) run on threads of their own.
 
+The hot path, `transaction` (every offset commit goes through one), is cheaper: it builds
+kazoo's wire request (`kazoo.protocol.serialization.Transaction`) directly, with the chroot
+prefixed, and queues it with `KazooClient._call` and a result object whose `set`/`set_exception`
+(all that kazoo's connection calls on it) hand the outcome straight to the loop from kazoo's I/O
+thread, skipping kazoo's completion thread: one thread hop per transaction instead of two. This
+uses kazoo internals (`_call`, the request tuples) that are stable across kazoo 2.x and pinned
+(kazoo==2.11.0 in pyproject.toml); tests/store runs it against a real ZooKeeper.
+
 Invariants:
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`); the chroot
   is created on start when missing (kazoo itself only warns about a missing chroot).
@@ -41,12 +49,15 @@ from kazoo.exceptions import (
     SessionMovedError,
     ZookeeperStoppedError,
 )
+from kazoo.protocol import serialization as wire
 from kazoo.protocol.states import KazooState
-from kazoo.recipe.watchers import DataWatch
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.security import OPEN_ACL_UNSAFE
 
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
+    ChildrenCallback,
     Create,
     Delete,
     Node,
@@ -91,6 +102,39 @@ def _translate(exc: BaseException, what: str) -> BaseException:
         return exc
     mapped.__cause__ = exc
     return mapped
+
+
+class _LoopResult:
+    """The completing half of kazoo's IAsyncResult (`set`, `set_exception`): called on one of
+    kazoo's threads, it settles `future` on the event loop, mapping kazoo's exceptions to the
+    store's. Outcomes after the future is done (timed out) are dropped."""
+
+    __slots__ = ("_loop", "_future", "_what")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future, what: str) -> None:
+        self._loop = loop
+        self._future = future
+        self._what = what
+
+    def set(self, value: Any = None) -> None:
+        self._post(value, None)
+
+    def set_exception(self, exception: BaseException) -> None:
+        self._post(None, exception)
+
+    def _post(self, value: Any, exception: Optional[BaseException]) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._settle, value, exception)
+        except RuntimeError:
+            pass  # the loop is gone; nobody awaits this any more
+
+    def _settle(self, value: Any, exception: Optional[BaseException]) -> None:
+        if self._future.done():
+            return
+        if exception is None:
+            self._future.set_result(value)
+        else:
+            self._future.set_exception(_translate(exception, self._what))
 
 
 class ZooKeeperStore:
@@ -195,19 +239,24 @@ class ZooKeeperStore:
         client = self._require()
         if not ops:
             return []
-        txn = client.transaction()
+        root = client.chroot  # "" until the chroot exists; paths are absolute and normalized
+        request = []
         for op in ops:
-            if isinstance(op, Create):
-                txn.create(op.path, op.data, ephemeral=op.ephemeral)
-            elif isinstance(op, SetData):
-                txn.set_data(op.path, op.data, op.version)
-            elif isinstance(op, Delete):
-                txn.delete(op.path, op.version)
-            elif isinstance(op, CheckVersion):
-                txn.check(op.path, op.version)
+            kind = type(op)
+            if kind is SetData:
+                request.append(wire.SetData(root + op.path, op.data, op.version))
+            elif kind is Create:
+                request.append(wire.Create(root + op.path, op.data, OPEN_ACL_UNSAFE, 1 if op.ephemeral else 0))
+            elif kind is Delete:
+                request.append(wire.Delete(root + op.path, op.version))
+            elif kind is CheckVersion:
+                request.append(wire.CheckVersion(root + op.path, op.version))
             else:
                 raise TypeError(f"not a store op: {op!r}")
-        results = await self._call(f"transaction of {len(ops)} ops", txn.commit_async)
+        what = f"transaction of {len(ops)} ops"
+        future = self._loop.create_future()
+        client._call(wire.Transaction(request), _LoopResult(self._loop, future, what))
+        results = await self._answer(what, future)
         failures = [(i, r) for i, r in enumerate(results) if isinstance(r, BaseException)]
         for index, exc in failures:
             if not isinstance(exc, _NOT_THE_CAUSE):
@@ -217,10 +266,10 @@ class ZooKeeperStore:
             raise StoreError(f"transaction rolled back without a cause: {results!r}")
         versions = []
         for op, result in zip(ops, results):
-            if isinstance(op, Create):
-                versions.append(0)
-            elif isinstance(op, SetData):
+            if type(op) is SetData:
                 versions.append(result.version)
+            elif type(op) is Create:
+                versions.append(0)
             else:
                 versions.append(-1)
         return versions
@@ -256,6 +305,36 @@ class ZooKeeperStore:
         client.handler.spawn(DataWatch, client, path, on_change)
         return unsubscribe
 
+    def watch_children(self, path: str, callback: ChildrenCallback) -> Callable[[], None]:
+        """kazoo ChildrenWatch semantics: the current children first, then the children after
+        each change ZooKeeper notifies; survives reconnections; ends when `path` is missing or
+        deleted. After unsubscribing, nothing more is delivered."""
+        client = self._require()
+        loop = self._loop
+        active = True
+
+        def deliver(children: list[str]) -> None:
+            if active:
+                callback(children)
+
+        def on_change(children: list[str]) -> Optional[bool]:
+            # On kazoo's callback thread: hand over to the loop; False ends kazoo's watch.
+            if not active:
+                return False
+            try:
+                loop.call_soon_threadsafe(deliver, sorted(children))
+            except RuntimeError:  # the event loop is closed
+                return False
+            return None
+
+        def unsubscribe() -> None:
+            nonlocal active
+            active = False
+
+        # ChildrenWatch lists the children synchronously when constructed: not on the event loop.
+        client.handler.spawn(ChildrenWatch, client, path, on_change)
+        return unsubscribe
+
     # -- internals -------------------------------------------------------------------------
 
     def _require(self) -> KazooClient:
@@ -267,31 +346,32 @@ class ZooKeeperStore:
         """Issue one kazoo async request and await its outcome on the event loop."""
         loop = self._loop
         future = loop.create_future()
+        result = _LoopResult(loop, future, what)
 
-        def settle(result: Any) -> None:  # kazoo's callback thread
-            try:
-                loop.call_soon_threadsafe(resolve, result)
-            except RuntimeError:
-                pass  # the loop is gone; nobody awaits this any more
-
-        def resolve(result: Any) -> None:
-            if future.done():
-                return
-            if result.successful():
-                future.set_result(result.value)
+        def settle(outcome: Any) -> None:  # kazoo's completion thread
+            if outcome.successful():
+                result.set(outcome.value)
             else:
-                future.set_exception(_translate(result.exception, what))
+                result.set_exception(outcome.exception)
 
         try:
             start().rawlink(settle)
         except KazooException as exc:
             raise _translate(exc, what) from exc
+        return await self._answer(what, future)
+
+    async def _answer(self, what: str, future: asyncio.Future) -> Any:
+        """`future`'s outcome, or StoreUnavailable after the session timeout."""
+        timeout = self._loop.call_later(self._session_timeout_s, self._expire, what, future)
         try:
-            return await asyncio.wait_for(future, self._session_timeout_s)
-        except TimeoutError:
-            raise StoreUnavailable(
-                f"{what}: no answer from ZooKeeper at {self.connect} within {self._session_timeout_s:g}s"
-            ) from None
+            return await future
+        finally:
+            timeout.cancel()
+
+    def _expire(self, what: str, future: asyncio.Future) -> None:
+        if not future.done():
+            future.set_exception(StoreUnavailable(
+                f"{what}: no answer from ZooKeeper at {self.connect} within {self._session_timeout_s:g}s"))
 
     def _on_kazoo_state(self, state: str) -> None:
         """kazoo's state listener (its thread): forward to the loop, never block."""

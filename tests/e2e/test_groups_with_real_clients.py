@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 
 import pytest
@@ -12,6 +13,7 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 from kazoo.client import KazooClient
 
+from groupctl.coordinator.consumer_protocol import decode_assignment
 from tests.support.consumers import ConsumerProcess, wait_until
 
 SESSION_MS = 6000
@@ -127,37 +129,102 @@ def test_thousands_of_messages_are_consumed_exactly_once_and_committed_to_the_lo
     assert {tp.partition: meta.offset for tp, meta in committed.items()} == {p: count // 6 for p in range(6)}
 
 
+class KcatConsumer:
+    """`kcat -G` in a group, its unbuffered `partition offset value` lines read by a thread."""
+
+    def __init__(self, kcat: str, bootstrap: str, group: str, topic: str, *, client_id: str) -> None:
+        self.client_id = client_id
+        self.proc = subprocess.Popen(
+            [kcat, "-b", bootstrap, "-G", group, "-X", f"client.id={client_id}",
+             "-X", f"session.timeout.ms={SESSION_MS}", "-X", "auto.offset.reset=earliest",
+             "-u", "-q", "-f", "%p %o %s\\n", topic],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        self.topic = topic
+        self._records: list[tuple[str, int, int, str]] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            partition, offset, value = line.rstrip("\n").split(" ", 2)
+            with self._lock:
+                self._records.append((self.topic, int(partition), int(offset), value))
+
+    def records(self) -> list[tuple[str, int, int, str]]:
+        with self._lock:
+            return list(self._records)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # its own pid (Popen.terminate signals only this child)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
 def test_kafka_python_confluent_and_kcat_consumers_form_one_working_group(zk_coordinator, kcat):
     bootstrap = zk_coordinator.bootstrap
-    create_topic(bootstrap, "mixed", 6)
-    members = [
-        ConsumerProcess("kafka-python", bootstrap, "mixed-group", "mixed", client_id="py",
-                        session_timeout_ms=SESSION_MS),
-        ConsumerProcess("confluent", bootstrap, "mixed-group", "mixed", client_id="rdkafka",
-                        session_timeout_ms=SESSION_MS),
-    ]
-    kcat_proc = subprocess.Popen(
-        [kcat, "-b", bootstrap, "-G", "mixed-group", "-X", "client.id=kcat", "-X", "session.timeout.ms=6000",
-         "-X", "auto.offset.reset=earliest", "-f", "%p %o %s\\n", "-q", "mixed"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    count, partitions = 60, 6
+    create_topic(bootstrap, "mixed", partitions)
+    members = {
+        "py": ConsumerProcess("kafka-python", bootstrap, "mixed-group", "mixed", client_id="py",
+                              session_timeout_ms=SESSION_MS),
+        "rdkafka": ConsumerProcess("confluent", bootstrap, "mixed-group", "mixed", client_id="rdkafka",
+                                   session_timeout_ms=SESSION_MS),
+    }
+    kcat_member = KcatConsumer(kcat, bootstrap, "mixed-group", "mixed", client_id="kcat")
     try:
-        def three_member_group():
+        def everyone_assigned():
+            """The group's description when it is Stable with exactly the three clients, each
+            owning partitions, and both Python clients have seen their current assignment."""
             description = zk_coordinator.call(_describe(zk_coordinator, "mixed-group"))
-            clients = sorted(m.client_id for m in description.members)
-            return description.state == "Stable" and clients == ["kcat", "py", "rdkafka"] and description
-        description = wait_until(three_member_group, 60, message="a stable three-client group")
+            if description.state != "Stable":
+                return None
+            owned = {m.client_id: {("mixed", p) for p in decode_assignment(m.assignment).get("mixed", [])}
+                     for m in description.members}
+            if sorted(owned) != ["kcat", "py", "rdkafka"] or not all(owned.values()):
+                return None
+            if any(set(member.snapshot()[0]) != owned[name] for name, member in members.items()):
+                return None
+            return description, owned
+
+        description, owned = wait_until(everyone_assigned, 60, message="three clients, each assigned")
+        # A member may rejoin once more right after its first assignment (kafka-python's leader
+        # does when its metadata catches up); produce only once a generation has held for 2 s, so
+        # no partition changes hands while the messages are being consumed.
+        for _ in range(5):
+            time.sleep(2)
+            again, owned = wait_until(everyone_assigned, 30, message="the group to settle")
+            if again.generation_id == description.generation_id:
+                break
+            description = again
+        else:
+            pytest.fail("the group kept rebalancing")
         assert description.protocol in ("range", "roundrobin", "cooperative-sticky", "sticky")
-        wait_until(lambda: all(m.snapshot()[0] for m in members), 30, message="python clients assigned")
-        produce(bootstrap, "mixed", 60, 6)
-        wait_until(lambda: sum(len(m.snapshot()[1]) for m in members) >= 1, 30,
-                   message="python clients consuming")
+        assert sorted(p for ps in owned.values() for _, p in ps) == list(range(partitions))
+
+        produce(bootstrap, "mixed", count, partitions)
+
+        def consumed():
+            return {"py": members["py"].snapshot()[1], "rdkafka": members["rdkafka"].snapshot()[1],
+                    "kcat": kcat_member.records()}
+        wait_until(lambda: sum(len(r) for r in consumed().values()) >= count, 60,
+                   message=f"{count} records consumed across the three clients")
+        time.sleep(1)  # any duplicate delivery would arrive now
+        by_client = consumed()
+        values = sorted((r[3] for records in by_client.values() for r in records), key=lambda v: int(v[1:]))
+        assert values == [f"m{i}" for i in range(count)], "every message consumed exactly once"
+        assert by_client["kcat"], "kcat owns partitions, so it consumed some of the messages"
+        for client, records in by_client.items():
+            # Messages went round-robin over all partitions: each client read exactly its own.
+            assert {(t, p) for t, p, _, _ in records} == owned[client], client
     finally:
-        for member in members:
+        for member in members.values():
             member.stop()
-        if kcat_proc.poll() is None:
-            kcat_proc.terminate()
-        kcat_proc.wait(15)
+        kcat_member.stop()
 
 
 async def _describe(coordinator, group):

@@ -13,31 +13,7 @@ from hypothesis import strategies as st
 import groupctl.server.handlers  # noqa: F401  (registers every API)
 from groupctl.protocol.registry import REGISTRY
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
-
-
-def connect(coordinator) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", coordinator.port), timeout=5)
-    return sock
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    def exactly(n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = sock.recv(n - len(data))
-            if not chunk:
-                raise ConnectionError("closed")
-            data += chunk
-        return data
-
-    (length,) = struct.unpack(">i", exactly(4))
-    return exactly(length)
-
-
-def roundtrip(sock: socket.socket, request, version: int, correlation_id: int = 7):
-    request.with_header(correlation_id=correlation_id, client_id="wire-test")
-    sock.sendall(bytes(request.encode(version=version, header=True, framed=True)))
-    return read_frame(sock)
+from tests.support.wire import connect, read_frame, roundtrip
 
 
 def api_versions(sock, version=3):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -82,23 +83,36 @@ class CoordinatorProcess:
         self.bootstrap: Optional[str] = None
 
     def start(self, timeout: float = 30.0) -> "CoordinatorProcess":
+        """Start the child and wait (at most `timeout` seconds, even if it hangs without a word)
+        for the banner that names its bootstrap address."""
         stderr = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "groupctl", "coordinator", "run", *self.args],
-            stdout=subprocess.PIPE, stderr=stderr, text=True,
+            stdout=subprocess.PIPE, stderr=stderr,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        if self.log_path:
+            stderr.close()  # the child holds its own descriptor
+        out = self.proc.stdout.fileno()
+        pending = b""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
+        while (left := deadline - time.monotonic()) > 0:
+            # select + os.read, never readline: a child that prints nothing must not block us.
+            readable, _, _ = select.select([out], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(out, 65536)
+            if not chunk:
                 raise RuntimeError(f"coordinator exited with {self.proc.wait(5)} before it was ready")
-            match = BANNER.search(line)
-            if match:
-                self.bootstrap = match.group(1)
-                return self
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                match = BANNER.search(line.decode(errors="replace"))
+                if match:
+                    self.bootstrap = match.group(1)
+                    return self
         self.kill()
-        raise RuntimeError("coordinator did not become ready in time")
+        raise RuntimeError(f"coordinator did not become ready within {timeout}s")
 
     @property
     def port(self) -> int:

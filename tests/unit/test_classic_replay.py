@@ -25,7 +25,7 @@ def test_stable_document_has_every_field_of_the_design():
     a, b = h.stable_group(count=2)
     doc = h.documents()[-1]
     assert set(doc) == {"version", "group", "protocol_type", "protocol", "generation", "state", "leader",
-                        "members", "ownership", "coordinator", "updated_at_ms"}
+                        "members", "ownership", "rebalance", "coordinator", "updated_at_ms"}
     assert (doc["version"], doc["group"], doc["protocol_type"], doc["protocol"], doc["generation"], doc["state"],
             doc["leader"], doc["coordinator"], doc["updated_at_ms"]) == (
         1, "g", "consumer", "range", 1, "Stable", a.member_id, 3, h.now)

@@ -7,9 +7,14 @@
   the protocol is reported once chosen (CompletingRebalance and Stable).
 - DeleteGroups: only Empty groups (NON_EMPTY_GROUP otherwise, GROUP_ID_NOT_FOUND when unknown);
   a GroupTombstone removes the document and the committed offsets.
-- Trigger rebalance (groupctl's own, for `groupctl rebalance trigger`): a Stable or
-  CompletingRebalance group goes to PreparingRebalance; a rebalancing or Empty group is left as
-  it is (NONE); an unknown group is GROUP_ID_NOT_FOUND.
+- Trigger rebalance (groupctl's own, for `groupctl rebalance trigger`; Kafka has no such API):
+  a Stable or CompletingRebalance group goes to PreparingRebalance, starting a rebalance with
+  reason "trigger" (or, from CompletingRebalance, restarting the join phase of the one in
+  progress), so the members rejoin and the next generation's document is written; a group
+  already in PreparingRebalance is left as it is (NONE: the rebalance in progress is the one
+  asked for). An Empty group has nobody to rebalance: NONE, nothing changes (the answer's state
+  and `started` tell the caller; the wire handler refuses it). An unknown group is
+  GROUP_ID_NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -17,8 +22,16 @@ from __future__ import annotations
 from typing import Hashable
 
 from groupctl.coordinator.classic import rebalance
+from groupctl.coordinator.classic.causes import Reason, RebalanceCause
 from groupctl.coordinator.classic.context import Core
-from groupctl.coordinator.classic.messages import DeletedGroup, DescribedMember, GroupDescription, ListedGroup
+from groupctl.coordinator.classic.messages import (
+    DeletedGroup,
+    DescribedMember,
+    GroupDescription,
+    ListedGroup,
+    TriggerRebalance,
+    TriggerRebalanceResult,
+)
 from groupctl.coordinator.classic.replay import apply_record
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.errors import ErrorCode
@@ -79,11 +92,20 @@ def delete_groups(core: Core, token: Hashable, req: tuple[str, ...], now_ms: int
     return out.reply(token, tuple(answers))
 
 
-def trigger_rebalance(core: Core, token: Hashable, req: str, now_ms: int) -> Result:
+def trigger_rebalance(core: Core, token: Hashable, req: str | TriggerRebalance, now_ms: int) -> Result:
+    """Reply: an ErrorCode for a bare group id, a TriggerRebalanceResult for a TriggerRebalance."""
     out = Result()
-    group = core.groups.get(req)
+    request = req if isinstance(req, TriggerRebalance) else TriggerRebalance(req)
+    group = core.groups.get(request.group_id)
     if group is None:
-        return out.reply(token, ErrorCode.GROUP_ID_NOT_FOUND)
-    if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-        rebalance.prepare_rebalance(core, group, now_ms, out)
-    return out.reply(token, ErrorCode.NONE)
+        answer = TriggerRebalanceResult(ErrorCode.GROUP_ID_NOT_FOUND)
+    elif group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+        answer = TriggerRebalanceResult(ErrorCode.NONE, group.state.value, started=True)
+        detail = request.reason or "an operator asked for a rebalance"
+        rebalance.prepare_rebalance(core, group, now_ms, out,
+                                    RebalanceCause(Reason.TRIGGER, client_id=request.client_id, detail=detail))
+    else:
+        answer = TriggerRebalanceResult(ErrorCode.NONE, group.state.value)
+    if isinstance(req, TriggerRebalance):
+        return out.reply(token, answer)
+    return out.reply(token, answer.error)

@@ -31,6 +31,7 @@ from groupctl.coordinator.classic.messages import (
     JoinGroup,
     LeaveGroup,
     SyncGroup,
+    TriggerRebalance,
 )
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.records import Record
@@ -101,8 +102,10 @@ class GroupCoordinator:
         """Reply: tuple[DeletedGroup, ...]; records: a GroupTombstone per deleted group."""
         return admin.delete_groups(self._core, token, req, now_ms)
 
-    def trigger_rebalance(self, token: Hashable, req: str, now_ms: int) -> Result:
-        """Reply: ErrorCode (NONE, or GROUP_ID_NOT_FOUND)."""
+    def trigger_rebalance(self, token: Hashable, req: str | TriggerRebalance, now_ms: int) -> Result:
+        """Start the group's next rebalance (reason "trigger"). Reply for a bare group id:
+        ErrorCode (NONE, or GROUP_ID_NOT_FOUND); for a TriggerRebalance: TriggerRebalanceResult
+        (the same error, the group's state, and whether a join phase was started)."""
         return admin.trigger_rebalance(self._core, token, req, now_ms)
 
     # --- persistence -------------------------------------------------------------------------

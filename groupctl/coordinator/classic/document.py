@@ -4,6 +4,10 @@ Written when a rebalance completes (Stable), when the group empties (Empty), and
 member's restart changes a member id in a Stable group; loaded when a coordinator starts or takes
 the group over.
 
+Fields beyond DESIGN.md §4 (group): `rebalance`, the last completed rebalance (when it started
+and completed, why; see `causes`), null when the group has not completed one since the field
+was introduced (documents without the key are read as null).
+
 Fields beyond DESIGN.md §4 (each member): `group_instance_id`; `metadata_base64` (the member's
 protocol metadata for the chosen protocol) and `assignment_base64` (its assignment bytes, exactly
 as the leader sent them). The decoded `subscription` / `assignment` / `ownership` are for people
@@ -42,10 +46,13 @@ def build_document(
     now_ms: int,
     state: Optional[GroupState] = None,
     assignments: Optional[Mapping[str, bytes]] = None,
+    rebalance: Optional[Mapping[str, Any]] = None,
 ) -> dict[str, Any]:
-    """The document of `group` as it will be once `state` (default: its current state) and
-    `assignments` (default: the members' current ones) are applied."""
+    """The document of `group` as it will be once `state` (default: its current state),
+    `assignments` (default: the members' current ones) and `rebalance` (default: the group's
+    last completed rebalance) are applied."""
     consumer = group.protocol_type == CONSUMER_PROTOCOL_TYPE
+    last_rebalance = rebalance if rebalance is not None else group.last_rebalance
     members = []
     ownership: dict[str, dict[str, str]] = {}
     for member in group.members.values():
@@ -78,6 +85,7 @@ def build_document(
         "members": members,
         "ownership": {topic: dict(sorted(owners.items(), key=lambda kv: int(kv[0])))
                       for topic, owners in sorted(ownership.items())},
+        "rebalance": dict(last_rebalance) if last_rebalance is not None else None,
         "coordinator": node_id,
         "updated_at_ms": now_ms,
     }
@@ -135,3 +143,14 @@ def document_assignments(doc: Mapping[str, Any]) -> dict[str, bytes]:
         return {m["member_id"]: base64.b64decode(m["assignment_base64"]) for m in doc["members"]}
     except (KeyError, ValueError, TypeError) as exc:
         raise InvalidDocument(f"malformed member in group document: {exc}") from exc
+
+
+def document_rebalance(doc: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The document's last completed rebalance (None when it records none)."""
+    block = doc.get("rebalance")
+    if block is None:
+        return None
+    if (not isinstance(block, dict) or not isinstance(block.get("started_at_ms"), int)
+            or not isinstance(block.get("completed_at_ms"), int) or not isinstance(block.get("reason"), str)):
+        raise InvalidDocument(f"malformed rebalance block in group document: {block!r}")
+    return dict(block)

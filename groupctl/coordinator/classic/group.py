@@ -11,6 +11,8 @@ Invariants:
   sent SyncGroup yet.
 - A parked request (`awaiting_join` / `awaiting_sync`) is answered exactly once: whoever clears
   the field puts the answer in a `Result` (`answer_join` / `answer_sync`).
+- `rebalance_started_at_ms` and `rebalance_cause` are both set exactly while a rebalance is in
+  progress (PreparingRebalance, CompletingRebalance).
 
 Deliberate difference from Apache Kafka: protocol votes that tie are won by the protocol voted
 for by the earliest member (Kafka's choice among tied protocols is HashMap order).
@@ -19,8 +21,9 @@ for by the earliest member (Kafka's choice among tied protocols is HashMap order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Optional
+from typing import Any, Hashable, Optional
 
+from groupctl.coordinator.classic.causes import RebalanceCause
 from groupctl.coordinator.classic.messages import JoinedMember, JoinGroupResult, SyncGroupResult
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription
@@ -96,6 +99,11 @@ class ClassicGroup:
     subscribed_topics: Optional[frozenset[str]] = None  # None: unknown (see is_subscribed_to)
     offsets: dict[tuple[str, int], OffsetCommitRecord] = field(default_factory=dict)
     updated_at_ms: int = 0  # when the group document was last written or loaded
+    last_rebalance: Optional[dict[str, Any]] = None  # the document's "rebalance" block (see causes)
+    # The rebalance in progress (soft state): set when the group enters PreparingRebalance from a
+    # settled state, cleared when the document that completes it is written.
+    rebalance_started_at_ms: Optional[int] = None
+    rebalance_cause: Optional[RebalanceCause] = None
 
     # --- state -------------------------------------------------------------------------------
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 from typing import Hashable
 
 from groupctl.coordinator.classic import rebalance
+from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.context import Core, session_key
+from groupctl.coordinator.classic.group import Member
 from groupctl.coordinator.classic.messages import (
     Heartbeat,
     HeartbeatResult,
@@ -58,24 +60,29 @@ def leave_group(core: Core, token: Hashable, req: LeaveGroup, now_ms: int) -> Re
         return out.reply(token, LeaveGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
 
     answers: list[LeftMember] = []
-    anyone_left = False
+    departed: list[Member] = []  # who left: members, and pending members (by id)
+    pending: list[str] = []
     for leaving in req.members:
         if not leaving.member_id:
             member_id = group.static_members.get(leaving.group_instance_id) if leaving.group_instance_id else None
             error = ErrorCode.UNKNOWN_MEMBER_ID if member_id is None else ErrorCode.NONE
         elif leaving.member_id in group.pending_join:
             member_id, error = None, ErrorCode.NONE
+            pending.append(leaving.member_id)
             group.remove(leaving.member_id)
             core.timer.cancel(session_key(group.group_id, leaving.member_id))
         else:
             member_id = leaving.member_id
             error = group.validate_member(leaving.member_id, leaving.group_instance_id)
-        if error is ErrorCode.NONE:
-            anyone_left = True
-            if member_id is not None:
-                rebalance.drop_member(core, group, group.members[member_id], out)
+        if error is ErrorCode.NONE and member_id is not None:
+            departed.append(group.members[member_id])
+            rebalance.drop_member(core, group, group.members[member_id], out)
         answers.append(LeftMember(leaving.member_id, leaving.group_instance_id, error))
 
-    if anyone_left:
-        rebalance.rebalance_after_removal(core, group, now_ms, out)
+    if departed or pending:
+        reasons = sorted({m.reason for m in req.members if m.reason})
+        what = "left" + (f"; client reason: {'; '.join(reasons)}" if reasons else "")
+        cause = (caused_by(Reason.LEAVE, what, *departed) if departed
+                 else RebalanceCause(Reason.LEAVE, detail=f"pending members {', '.join(pending)} {what}"))
+        rebalance.rebalance_after_removal(core, group, now_ms, out, cause)
     return out.reply(token, LeaveGroupResult(ErrorCode.NONE, tuple(answers)))

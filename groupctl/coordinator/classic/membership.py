@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Hashable
 
 from groupctl.coordinator.classic import rebalance
+from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.context import Core, session_key
 from groupctl.coordinator.classic.group import ClassicGroup, Member, Parked
 from groupctl.coordinator.classic.messages import JoinGroup, JoinGroupResult, SyncGroupResult
@@ -52,7 +53,10 @@ def join_group(core: Core, token: Hashable, req: JoinGroup, now_ms: int) -> Resu
     if not _accepts_joining_member(core, group, req.member_id):
         existing = group.members.get(req.member_id)
         if existing is not None:
-            rebalance.remove_member_and_rebalance(core, group, existing, now_ms, out)
+            cause = caused_by(Reason.GROUP_MAX_SIZE,
+                              f"was removed: the group is over its maximum size ({core.config.max_group_size})",
+                              existing)
+            rebalance.remove_member_and_rebalance(core, group, existing, now_ms, out, cause)
         elif req.member_id in group.pending_join:
             group.remove(req.member_id)
             core.timer.cancel(session_key(group.group_id, req.member_id))
@@ -81,6 +85,11 @@ def _accepts_joining_member(core: Core, group: ClassicGroup, member_id: str) -> 
     return member is not None or len(group.members) < limit
 
 
+def _join_cause(reason: Reason, what: str, member: Member, req: JoinGroup) -> RebalanceCause:
+    """The cause of a rebalance a JoinGroup starts, with the client's own reason (v8+) if any."""
+    return caused_by(reason, f"{what}; client reason: {req.reason}" if req.reason else what, member)
+
+
 def _new_member(req: JoinGroup, member_id: str, token: Hashable) -> Member:
     return Member(
         member_id=member_id, group_instance_id=req.group_instance_id, client_id=req.client_id,
@@ -95,7 +104,7 @@ def _join_new_member(core: Core, group: ClassicGroup, token: Hashable, req: Join
     if req.group_instance_id is not None:
         old_id = group.static_members.get(req.group_instance_id)
         if old_id is None:
-            _add_member_and_rebalance(core, group, _new_member(req, member_id, token), now_ms, out)
+            _add_member_and_rebalance(core, group, _new_member(req, member_id, token), req, now_ms, out)
         else:
             _replace_static_member(core, group, token, req, old_id, member_id, now_ms, out)
     elif req.require_known_member_id:
@@ -103,34 +112,39 @@ def _join_new_member(core: Core, group: ClassicGroup, token: Hashable, req: Join
         rebalance.arm_pending_session(core, group, member_id, req.session_timeout_ms)
         out.reply(token, JoinGroupResult(error=ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id))
     else:
-        _add_member_and_rebalance(core, group, _new_member(req, member_id, token), now_ms, out)
+        _add_member_and_rebalance(core, group, _new_member(req, member_id, token), req, now_ms, out)
 
 
-def _add_member_and_rebalance(core: Core, group: ClassicGroup, member: Member, now_ms: int, out: Result) -> None:
+def _add_member_and_rebalance(
+    core: Core, group: ClassicGroup, member: Member, req: JoinGroup, now_ms: int, out: Result,
+) -> None:
     if group.state is GroupState.PREPARING_REBALANCE and group.previous_state is GroupState.EMPTY:
         group.new_member_added = True  # extends the initial rebalance delay
     group.add(member)
     rebalance.arm_session(core, group, member)
-    rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out)
+    cause = _join_cause(Reason.JOIN, "joined", member, req)
+    rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out, cause)
 
 
 def _update_member_and_rebalance(
-    core: Core, group: ClassicGroup, member: Member, token: Hashable, req: JoinGroup, now_ms: int, out: Result
+    core: Core, group: ClassicGroup, member: Member, token: Hashable, req: JoinGroup, now_ms: int, out: Result,
+    cause: RebalanceCause,
 ) -> None:
-    """The member's new protocols and timeouts; its JoinGroup is parked for the join phase."""
+    """The member's new protocols and timeouts; its JoinGroup is parked for the join phase
+    (which `cause` starts unless one is open already)."""
     member.answer_join(out, JoinGroupResult(error=ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id))
     member.protocols = tuple(req.protocols)
     member.rebalance_timeout_ms = req.rebalance_timeout_ms
     member.session_timeout_ms = req.session_timeout_ms
     member.awaiting_join = Parked(token)
     rebalance.arm_session(core, group, member)
-    rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out)
+    rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out, cause)
 
 
 def _join_known_member(core: Core, group: ClassicGroup, token: Hashable, req: JoinGroup, now_ms: int, out: Result) -> None:
     if req.member_id in group.pending_join and req.group_instance_id is None:
         group.pending_join.discard(req.member_id)
-        _add_member_and_rebalance(core, group, _new_member(req, req.member_id, token), now_ms, out)
+        _add_member_and_rebalance(core, group, _new_member(req, req.member_id, token), req, now_ms, out)
         return
     error = group.validate_member(req.member_id, req.group_instance_id)
     if error is not ErrorCode.NONE:
@@ -138,8 +152,9 @@ def _join_known_member(core: Core, group: ClassicGroup, token: Hashable, req: Jo
         return
     member = group.members[req.member_id]
     unchanged = member.protocols == tuple(req.protocols)
+    changed = _join_cause(Reason.METADATA_CHANGE, "rejoined with different protocols or subscription", member, req)
     if group.state is GroupState.PREPARING_REBALANCE:
-        _update_member_and_rebalance(core, group, member, token, req, now_ms, out)
+        _update_member_and_rebalance(core, group, member, token, req, now_ms, out, changed)
     elif group.state is GroupState.COMPLETING_REBALANCE and unchanged:
         # The member missed its JoinGroup answer: give it again.
         rebalance.arm_session(core, group, member)
@@ -149,7 +164,8 @@ def _join_known_member(core: Core, group: ClassicGroup, token: Hashable, req: Jo
         out.reply(token, group.join_result(member.member_id))
     elif group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
         # Changed metadata, or the leader asking for a rebalance (e.g. topic metadata changed).
-        _update_member_and_rebalance(core, group, member, token, req, now_ms, out)
+        cause = changed if not unchanged else _join_cause(Reason.LEADER_REJOIN, "rejoined as the leader", member, req)
+        _update_member_and_rebalance(core, group, member, token, req, now_ms, out, cause)
     else:
         raise AssertionError(f"member {member.member_id} of group {group.group_id} in state {group.state.value}")
 
@@ -176,11 +192,16 @@ def _replace_static_member(
             out.reply(token, group.join_result(new_id, skip_assignment=is_leader))
         else:
             member.awaiting_join = Parked(token)
-            rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out)
+            cause = _join_cause(Reason.STATIC_MEMBER_REJOIN,
+                                f"replaced {old_id} (instance {req.group_instance_id}) with different protocols",
+                                member, req)
+            rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out, cause)
     elif group.state is GroupState.COMPLETING_REBALANCE:
         # The leader may already be assigning to the old id: rebalance so the new id gets one.
         member.awaiting_join = Parked(token)
-        rebalance.prepare_rebalance(core, group, now_ms, out)
+        cause = _join_cause(Reason.STATIC_MEMBER_REJOIN,
+                            f"replaced {old_id} (instance {req.group_instance_id}) during the sync phase", member, req)
+        rebalance.prepare_rebalance(core, group, now_ms, out, cause)
     elif group.state is GroupState.PREPARING_REBALANCE:
         member.awaiting_join = Parked(token)
         rebalance.maybe_complete_join_phase(core, group, now_ms, out)

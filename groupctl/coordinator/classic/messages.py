@@ -213,3 +213,19 @@ class GroupDescription:
 class DeletedGroup:
     group_id: str
     error: ErrorCode
+
+
+@dataclass(frozen=True)
+class TriggerRebalance:
+    """An operator's request for the group's next rebalance (`groupctl rebalance trigger`)."""
+
+    group_id: str
+    reason: Optional[str] = None  # the operator's words, recorded in the document's "rebalance"
+    client_id: Optional[str] = None  # who asked (the requesting client), when known
+
+
+@dataclass(frozen=True)
+class TriggerRebalanceResult:
+    error: ErrorCode  # NONE, or GROUP_ID_NOT_FOUND
+    state: str = "Dead"  # the group's state when the trigger arrived
+    started: bool = False  # True when the trigger (re)started the join phase

@@ -19,6 +19,9 @@ member (whose first JoinGroup is still parked, with the longer NEW_MEMBER_JOIN_T
 dropped; a member parked in JoinGroup or SyncGroup is kept (the phase deadlines deal with it and
 re-arm its timer); any other member is dropped and the group rebalances (or empties).
 
+Every entry into PreparingRebalance names a `RebalanceCause`; the first one after a settled
+state starts the rebalance episode that the completing document records (see `causes`).
+
 Deliberate differences from Apache Kafka, all about answering every parked request exactly once:
 a member removed while parked in SyncGroup gets UNKNOWN_MEMBER_ID (Kafka leaves it unanswered);
 a JoinGroup or SyncGroup that a second one from the same member supersedes gets
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from groupctl.coordinator.classic.context import Core, join_key, session_key, sync_key
 from groupctl.coordinator.classic.document import build_document
@@ -48,12 +52,19 @@ def write_document(
     core: Core, group: ClassicGroup, state: GroupState, now_ms: int, out: Result,
     assignments: Mapping[str, bytes] | None = None,
 ) -> None:
-    """Record the group document for `state` and apply it (the replay path sets the state and
-    the assignments)."""
-    doc = build_document(group, node_id=core.node_id, now_ms=now_ms, state=state, assignments=assignments)
+    """Record the group document for `state` and apply it (the replay path sets the state, the
+    assignments and the last rebalance). A document written while a rebalance is in progress
+    completes it."""
+    completed = None
+    if group.rebalance_cause is not None and group.rebalance_started_at_ms is not None:
+        completed = group.rebalance_cause.completed(group.rebalance_started_at_ms, now_ms)
+    doc = build_document(group, node_id=core.node_id, now_ms=now_ms, state=state, assignments=assignments,
+                         rebalance=completed)
     record = GroupMetadataRecord(group.group_id, doc)
     out.records.append(record)
     apply_record(core, record)
+    group.rebalance_started_at_ms = None
+    group.rebalance_cause = None
 
 
 # --- sessions --------------------------------------------------------------------------------
@@ -88,7 +99,10 @@ def _expire_session(core: Core, group_id: str, member_id: str, now_ms: int) -> R
         return out
     parked = member.awaiting_join is not None or member.awaiting_sync is not None
     if member.is_new or not parked:
-        remove_member_and_rebalance(core, group, member, now_ms, out)
+        timeout = NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
+        cause = caused_by(Reason.SESSION_EXPIRY, f"sent no heartbeat within its session timeout ({timeout} ms)",
+                          member)
+        remove_member_and_rebalance(core, group, member, now_ms, out, cause)
     return out
 
 
@@ -104,31 +118,40 @@ def drop_member(core: Core, group: ClassicGroup, member: Member, out: Result) ->
     group.remove(member.member_id)
 
 
-def rebalance_after_removal(core: Core, group: ClassicGroup, now_ms: int, out: Result) -> None:
+def rebalance_after_removal(core: Core, group: ClassicGroup, now_ms: int, out: Result, cause: RebalanceCause) -> None:
     """After members left: a settled group rebalances; an open join phase may now complete."""
     if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-        maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out)
+        maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out, cause)
     elif group.state is GroupState.PREPARING_REBALANCE:
         maybe_complete_join_phase(core, group, now_ms, out)
 
 
-def remove_member_and_rebalance(core: Core, group: ClassicGroup, member: Member, now_ms: int, out: Result) -> None:
+def remove_member_and_rebalance(
+    core: Core, group: ClassicGroup, member: Member, now_ms: int, out: Result, cause: RebalanceCause,
+) -> None:
     drop_member(core, group, member, out)
-    rebalance_after_removal(core, group, now_ms, out)
+    rebalance_after_removal(core, group, now_ms, out, cause)
 
 
 # --- join phase ------------------------------------------------------------------------------
 
 
-def maybe_prepare_rebalance_or_complete_join(core: Core, group: ClassicGroup, now_ms: int, out: Result) -> None:
+def maybe_prepare_rebalance_or_complete_join(
+    core: Core, group: ClassicGroup, now_ms: int, out: Result, cause: RebalanceCause,
+) -> None:
     if group.can_rebalance():
-        prepare_rebalance(core, group, now_ms, out)
+        prepare_rebalance(core, group, now_ms, out, cause)
     else:
         maybe_complete_join_phase(core, group, now_ms, out)
 
 
-def prepare_rebalance(core: Core, group: ClassicGroup, now_ms: int, out: Result) -> None:
-    """Open a join phase. Members parked in SyncGroup are told REBALANCE_IN_PROGRESS."""
+def prepare_rebalance(core: Core, group: ClassicGroup, now_ms: int, out: Result, cause: RebalanceCause) -> None:
+    """Open a join phase. Members parked in SyncGroup are told REBALANCE_IN_PROGRESS. Unless a
+    rebalance is already in progress (the join phase restarts from CompletingRebalance), this
+    starts one, caused by `cause`."""
+    if group.rebalance_cause is None:
+        group.rebalance_started_at_ms = now_ms
+        group.rebalance_cause = cause
     if group.state is GroupState.COMPLETING_REBALANCE:
         reset_and_propagate_error(core, group, ErrorCode.REBALANCE_IN_PROGRESS, out)
     core.timer.cancel(sync_key(group.group_id))
@@ -227,9 +250,12 @@ def _sync_deadline(core: Core, group_id: str, generation: int, now_ms: int) -> R
     if (group is None or group.generation != generation or not group.pending_sync
             or group.state not in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE)):
         return out
-    for member_id in sorted(group.pending_sync):
-        drop_member(core, group, group.members[member_id], out)
-    prepare_rebalance(core, group, now_ms, out)
+    late = [group.members[member_id] for member_id in sorted(group.pending_sync)]
+    cause = caused_by(Reason.SYNC_TIMEOUT,
+                      f"sent no SyncGroup within the rebalance timeout ({group.rebalance_timeout_ms()} ms)", *late)
+    for member in late:
+        drop_member(core, group, member, out)
+    prepare_rebalance(core, group, now_ms, out, cause)
     return out
 
 

@@ -2,9 +2,10 @@
 
 Operations build records and apply them here; loading from the store applies the same records.
 Hard state is what the store keeps: committed offsets, and the group document's state,
-assignments, protocol and leader. Soft state (parked requests, the join and sync phases, pending
-members, the generation a rebalance in progress is heading for) lives only in memory, exactly as
-in Kafka, where a coordinator that takes over makes the members rejoin.
+assignments, protocol, leader and last completed rebalance. Soft state (parked requests, the
+join and sync phases, pending members, the generation a rebalance in progress is heading for,
+when and why it started) lives only in memory, exactly as in Kafka, where a coordinator that
+takes over makes the members rejoin.
 
 A `GroupMetadataRecord` is applied one of two ways:
 - load: no such group in memory, or only a member-less Empty one (created by replayed offset
@@ -26,6 +27,7 @@ from groupctl.coordinator.classic.context import Core, cancel_group_timers
 from groupctl.coordinator.classic.document import (
     document_assignments,
     document_members,
+    document_rebalance,
     document_state,
 )
 from groupctl.coordinator.classic.group import ClassicGroup
@@ -83,10 +85,14 @@ def _apply_document(core: Core, record: GroupMetadataRecord) -> Optional[Classic
     if doc.get("group") != record.group:
         raise ReplayError(f"document of group {doc.get('group')!r} recorded for {record.group!r}")
     state = document_state(doc)
+    last_rebalance = document_rebalance(doc)
     live = core.groups.get(record.group)
     if live is None or (live.state is GroupState.EMPTY and not live.members and not live.pending_join):
-        return _load(core, record.group, doc, state, live)
+        loaded = _load(core, record.group, doc, state, live)
+        loaded.last_rebalance = last_rebalance
+        return loaded
     _checkpoint(live, doc, state)
+    live.last_rebalance = last_rebalance
     return None
 
 

@@ -9,6 +9,8 @@ from groupctl.server.handlers import (  # noqa: F401
     describe_groups,
     fetch,
     find_coordinator,
+    groupctl_describe_group,
+    groupctl_trigger_rebalance,
     heartbeat,
     init_producer_id,
     join_group,

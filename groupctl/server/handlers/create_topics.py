@@ -4,12 +4,18 @@ Version notes: v1+ validate_only; v4 lets num_partitions/replication_factor be -
 v5 is flexible and returns partitions, replication factor and configs; v7 returns topic ids.
 
 Semantics: partitions are spread over live nodes, or placed exactly as a manual assignment says
-(assignments' node ids must be live nodes; num_partitions and replication_factor must then be
--1, as Kafka requires). Topic configs are accepted and not applied: the embedded log has no
-retention or compaction settings (a deliberate difference; the response reports no configs).
+(assignments' node ids must be distinct live nodes, partitions numbered 0..n-1 once each, every
+partition with as many replicas; num_partitions and replication_factor must then be -1, as Kafka
+requires). A name that appears more than once in one request gets INVALID_REQUEST for each
+entry and is not created, as in Kafka. A name whose creation is still being written for another
+request gets TOPIC_ALREADY_EXISTS (exactly one concurrent request creates a name). validate_only
+runs every check (including "already exists") and creates nothing; its results carry the zero
+topic id. Topic configs are accepted and not applied: the embedded log has no retention or
+compaction settings (a deliberate difference; the response reports no configs).
 """
 
 import uuid
+from collections import Counter
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
@@ -25,6 +31,9 @@ def _plan(ctx, topic):
             raise TopicError(ErrorCode.INVALID_REQUEST,
                              "with manual assignments, partitions and replication factor must be -1")
         manual = {a.partition_index: list(a.broker_ids) for a in topic.assignments}
+        if len(manual) != len(topic.assignments):
+            raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "a partition appears more than once in the manual assignment")
         return node.topics.plan(topic.name, len(manual), assignments=manual)
     partitions = node.config.default_partitions if topic.num_partitions == -1 else topic.num_partitions
     factor = 1 if topic.replication_factor == -1 else topic.replication_factor
@@ -34,13 +43,12 @@ def _plan(ctx, topic):
 @api(key=19, versions=(2, 7))
 async def handle_create_topics(ctx, request):
     entry = ctx.response_class.CreatableTopicResult
+    duplicated = {name for name, n in Counter(t.name for t in request.topics).items() if n > 1}
     results = []
-    seen = set()
     for topic in request.topics:
         try:
-            if topic.name in seen:
-                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears twice")
-            seen.add(topic.name)
+            if topic.name in duplicated:
+                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
             record = _plan(ctx, topic)
             if not request.validate_only:
                 await ctx.node.topics.create(record)

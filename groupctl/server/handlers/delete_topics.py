@@ -4,7 +4,9 @@ Version notes: v4 is flexible; v5 adds error messages; v6 names topics by name o
 
 Semantics: a deleted topic's partition logs and every group's committed offsets for it go with
 it, as in Kafka. Deletion is immediate (Kafka deletes asynchronously and reports the topic as
-"marked for deletion" meanwhile).
+"marked for deletion" meanwhile). Of concurrent requests deleting one topic exactly one deletes
+it; the others get UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when they named it by id), as
+they would a moment later.
 """
 
 import uuid
@@ -23,23 +25,31 @@ def _targets(ctx, request):
     return [(name, None) for name in request.topic_names]
 
 
+def _unknown_id(entry, topic_id):
+    return entry(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                 error_message=f"no topic with id {topic_id}")
+
+
 @api(key=20, versions=(1, 6))
 async def handle_delete_topics(ctx, request):
     entry = ctx.response_class.DeletableTopicResult
     results = []
     for name, topic_id in _targets(ctx, request):
-        if name is None and topic_id not in (None, ZERO_UUID):
+        by_id = name is None and topic_id not in (None, ZERO_UUID)
+        if by_id:
             record = ctx.node.topics.by_id(str(topic_id))
             if record is None:
-                results.append(entry(name=None, topic_id=topic_id, error_code=ErrorCode.UNKNOWN_TOPIC_ID,
-                                     error_message=f"no topic with id {topic_id}"))
+                results.append(_unknown_id(entry, topic_id))
                 continue
             name = record.name
         try:
             record = await ctx.node.delete_topic(name)
         except TopicError as exc:
-            results.append(entry(name=name, topic_id=topic_id or ZERO_UUID, error_code=exc.code,
-                                 error_message=str(exc)))
+            if by_id and exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                results.append(_unknown_id(entry, topic_id))  # deleted meanwhile by another request
+            else:
+                results.append(entry(name=name, topic_id=topic_id or ZERO_UUID, error_code=exc.code,
+                                     error_message=str(exc)))
             continue
         results.append(entry(name=name, topic_id=uuid.UUID(record.topic_id), error_code=0, error_message=None))
     return ctx.respond(throttle_time_ms=0, responses=results)

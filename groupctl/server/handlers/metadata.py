@@ -8,8 +8,10 @@ top-level error code.
 Semantics: brokers list this node at its advertised address; leader epoch is always -1 (there
 are no leader epochs, which also keeps clients from sending OffsetForLeaderEpoch). A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
-for older versions, as Kafka does), with the node's default partition count. Authorized
-operations are left at the schema default (unknown, -2147483648): there is no authorization.
+for older versions, as Kafka does), with the node's default partition count. Concurrent
+requests that auto-create one name share one creation: the first writes the topic, the others
+wait for that write and answer with the same topic id. Authorized operations are left at the
+schema default (unknown, -2147483648): there is no authorization.
 """
 
 import uuid
@@ -26,16 +28,6 @@ def _requested(ctx, request):
     if request.topics is None or (ctx.version == 0 and not request.topics):
         return None
     return [(t.name, getattr(t, "topic_id", None)) for t in request.topics]
-
-
-async def _auto_create(ctx, name):
-    node = ctx.node
-    try:
-        return await node.topics.create(node.topics.plan(name, node.config.default_partitions))
-    except TopicError as exc:
-        if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:
-            return node.topics.get(name)
-        raise
 
 
 def _topic_entry(ctx, record):
@@ -80,7 +72,11 @@ async def handle_metadata(ctx, request):
                 topics.append(_error_entry(ctx, name, None, ErrorCode.INVALID_TOPIC_EXCEPTION))
                 continue
             if record is None and allow_create:
-                record = await _auto_create(ctx, name)
+                try:
+                    record = await node.topics.get_or_create(name, node.config.default_partitions)
+                except TopicError as exc:
+                    topics.append(_error_entry(ctx, name, None, exc.code))
+                    continue
             topics.append(_topic_entry(ctx, record) if record else
                           _error_entry(ctx, name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     host, port = node.advertised()

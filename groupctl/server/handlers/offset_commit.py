@@ -54,6 +54,15 @@ def _resolve(ctx: RequestContext, topic: Any) -> tuple[Any, ErrorCode]:
     return ctx.node.topics.get(topic.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+_UTF8_MAX_BYTES_PER_CHAR = 4
+_SURELY_SMALL_METADATA = METADATA_MAX_BYTES // _UTF8_MAX_BYTES_PER_CHAR
+"""Metadata of at most this many characters fits the limit whatever it holds: the byte count
+is only computed for longer strings (commits run this check on every partition)."""
+
+_TOPIC = OffsetCommitResponse.OffsetCommitResponseTopic
+_PARTITION = _TOPIC.OffsetCommitResponsePartition
+
+
 def _precheck(
     ctx: RequestContext, request: OffsetCommitRequest
 ) -> tuple[list[tuple[str, list[ErrorCode | None]]], list[PartitionOffset]]:
@@ -61,6 +70,7 @@ def _precheck(
     plus the offsets that go to the core."""
     checked: list[tuple[str, list[ErrorCode | None]]] = []
     valid: list[PartitionOffset] = []
+    with_epoch = ctx.version >= 6
     for topic in request.topics:
         record, unknown_topic = _resolve(ctx, topic)
         name = record.name if record is not None else (topic.name or "")
@@ -71,7 +81,8 @@ def _precheck(
                 errors.append(unknown_topic)
             elif p.partition_index not in record.replicas:
                 errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif len(metadata.encode("utf-8")) > METADATA_MAX_BYTES:
+            elif (len(metadata) > _SURELY_SMALL_METADATA
+                  and len(metadata.encode("utf-8")) > METADATA_MAX_BYTES):
                 errors.append(ErrorCode.OFFSET_METADATA_TOO_LARGE)
             else:
                 errors.append(None)
@@ -80,7 +91,7 @@ def _precheck(
                         topic=name,
                         partition=p.partition_index,
                         offset=p.committed_offset,
-                        leader_epoch=p.committed_leader_epoch if ctx.version >= 6 else -1,
+                        leader_epoch=p.committed_leader_epoch if with_epoch else -1,
                         metadata=metadata,
                     )
                 )
@@ -107,16 +118,12 @@ async def handle_offset_commit(
         )
         core_errors = {(p.topic, p.partition): p.error for p in result.partitions}
 
-    topic_class = OffsetCommitResponse.OffsetCommitResponseTopic
-    partition_class = topic_class.OffsetCommitResponsePartition
     topics = []
     for topic, (name, errors) in zip(request.topics, checked):
         partitions = []
         for p, error in zip(topic.partitions, errors):
             if error is None:
                 error = core_errors[(name, p.partition_index)]
-            partitions.append(
-                partition_class(partition_index=p.partition_index, error_code=int(error))
-            )
-        topics.append(topic_class(name=name, topic_id=topic.topic_id, partitions=partitions))
+            partitions.append(_PARTITION(partition_index=p.partition_index, error_code=int(error)))
+        topics.append(_TOPIC(name=name, topic_id=topic.topic_id, partitions=partitions))
     return ctx.respond(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,232 @@
+"""Consumer groups over the Kafka protocol: find the coordinator, list, describe, delete.
+
+Works against any Kafka cluster. Against a groupctl coordinator, `describe_group` also reads the
+stored group document through the GroupctlDescribeGroup extension API (32000) and reports its
+generation; a server that does not advertise that API (or cannot read its store) gets
+`generation: null` (the Kafka protocol does not expose a classic group's generation to admin
+clients).
+
+`describe_group` costs, on a single-node cluster: ApiVersions, FindCoordinator, one pipelined
+DescribeGroups + OffsetFetch + GroupctlDescribeGroup exchange, Metadata for the group's topics
+and ListOffsets (one request per partition leader) — five round trips on one connection.
+
+JSON keys (`to_json`) are a contract (DESIGN.md §6): describe gives group, state,
+protocol_type, protocol, generation, coordinator{node_id, host, port},
+members[{member_id, client_id, client_host, assignment{topic: [partitions]}}],
+offsets[{topic, partition, committed_offset, log_end_offset, lag}].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from groupctl.ops import kafka_apis as apis
+from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
+from groupctl.ops.lag import PartitionOffsets, partition_offsets
+from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+
+GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                "Assigning", "Reconciling")
+"""Classic and KIP-848 group states, as Kafka spells them."""
+
+NON_EMPTY_GROUP = 68
+
+
+def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
+    """Case-insensitive state names -> Kafka's spelling; BadInput for an unknown state."""
+    by_lower = {s.lower(): s for s in GROUP_STATES}
+    normalized = []
+    for state in states:
+        canonical = by_lower.get(state.strip().lower())
+        if canonical is None:
+            raise BadInput(f"unknown group state '{state}' (one of: {', '.join(GROUP_STATES)})")
+        if canonical not in normalized:
+            normalized.append(canonical)
+    return tuple(normalized)
+
+
+def find_coordinator(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> Node:
+    """The group's coordinator per FindCoordinator (`to_json`: node_id, host, port)."""
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+        return client.find_coordinator(group)
+
+
+# -- list ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupListing:
+    group: str
+    state: Optional[str]  # None only from brokers too old to report states (ListGroups v0-3)
+    protocol_type: str
+    coordinator: Node
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
+                "coordinator": self.coordinator.to_json()}
+
+
+def list_groups(
+    bootstrap: str, states: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[GroupListing, ...]:
+    """Every group on every broker (sorted by name), only those in `states` if given."""
+    wanted = normalize_states(states)
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+        brokers = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
+        responses = client.call_many([apis.list_groups_call(node, wanted) for node in brokers])
+        listings = []
+        for node, response in zip(brokers, responses):
+            listed = apis.parse_list_groups(response, node)
+            stateless = [g.group for g in listed if g.state is None]
+            states_of = {}
+            if stateless:  # old brokers: ask the node (the groups' coordinator) for the states
+                states_of = {i.group: i.state for i in apis.describe_groups(client, node, stateless)}
+            for g in listed:
+                state = g.state if g.state is not None else states_of.get(g.group)
+                listings.append(GroupListing(g.group, state, g.protocol_type, node))
+    return tuple(sorted((g for g in listings if not wanted or g.state in wanted), key=lambda g: g.group))
+
+
+# -- describe --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    client_id: str
+    client_host: str
+    group_instance_id: Optional[str]
+    assignment: Mapping[str, tuple[int, ...]]
+
+    def to_json(self) -> dict:
+        return {"member_id": self.member_id, "client_id": self.client_id, "client_host": self.client_host,
+                "assignment": {t: list(ps) for t, ps in sorted(self.assignment.items())}}
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group: str
+    state: str
+    protocol_type: str
+    protocol: str
+    generation: Optional[int]  # None when the server cannot tell (any non-groupctl cluster)
+    coordinator: Node
+    members: tuple[MemberDescription, ...]
+    offsets: tuple[PartitionOffsets, ...]  # empty when not requested
+
+    def owner(self, topic: str, partition: int) -> Optional[MemberDescription]:
+        """The member the partition is assigned to, if any."""
+        for member in self.members:
+            if partition in member.assignment.get(topic, ()):
+                return member
+        return None
+
+    def to_json(self) -> dict:
+        return {
+            "group": self.group,
+            "state": self.state,
+            "protocol_type": self.protocol_type,
+            "protocol": self.protocol,
+            "generation": self.generation,
+            "coordinator": self.coordinator.to_json(),
+            "members": [m.to_json() for m in self.members],
+            "offsets": [o.to_json() for o in self.offsets],
+        }
+
+
+def _generation(document: Optional[dict], group: str) -> Optional[int]:
+    if not document or document.get("group", group) != group:
+        return None
+    value = document.get("generation", document.get("group_epoch"))
+    return value if isinstance(value, int) else None
+
+
+def describe_group(
+    bootstrap: str, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
+) -> GroupDescription:
+    """State, protocol, generation, coordinator, members with assignments and (unless
+    `include_offsets` is False) per-partition offsets and lag; NotFound for an unknown group."""
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+
+        def run(coordinator: Node) -> GroupDescription:
+            extension = client.supports(coordinator, DESCRIBE_GROUP_KEY)
+            calls = [apis.describe_groups_call(coordinator, [group])]
+            if include_offsets:
+                calls.append(apis.offset_fetch_call(coordinator, group))
+            if extension:
+                calls.append(apis.groupctl_document_call(coordinator, group))
+            responses = client.call_many(calls)
+            info = apis.parse_describe_groups(responses[0])[0]
+            committed = apis.parse_offset_fetch(responses[1], group) if include_offsets else {}
+            document = None
+            if extension:
+                try:
+                    document = apis.parse_groupctl_document(responses[-1], group)
+                except OpsError:  # e.g. the store is unreadable: Kafka's view still stands
+                    document = None
+            if not info.exists and not committed:
+                raise NotFound(f"group '{group}' does not exist")
+            members = tuple(
+                MemberDescription(m.member_id, m.client_id, m.client_host, m.group_instance_id, m.assignment)
+                for m in info.members
+            )
+            offsets: tuple[PartitionOffsets, ...] = ()
+            if include_offsets:
+                assigned = [(t, p) for m in members for t, ps in m.assignment.items() for p in ps]
+                offsets = partition_offsets(client, committed, assigned)
+            return GroupDescription(group, info.state, info.protocol_type, info.protocol,
+                                    _generation(document, group), coordinator, members, offsets)
+
+        return apis.with_coordinator(client, group, run)
+
+
+# -- delete ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupDeletion:
+    group: str
+    error: Optional[OpsError]  # None: deleted
+
+    @property
+    def deleted(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "deleted": self.deleted,
+                "error": None if self.error is None else str(self.error)}
+
+
+def delete_groups(
+    bootstrap: str, groups: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[GroupDeletion, ...]:
+    """Delete each group (with its committed offsets), one result per group in order.
+
+    A group with members is refused (`Refused` naming its state); an unknown one is `NotFound`.
+    """
+    if not groups:
+        raise BadInput("give at least one group")
+    unique = list(dict.fromkeys(groups))
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+
+        def delete_one(group: str) -> GroupDeletion:
+            def run(coordinator: Node) -> GroupDeletion:
+                code = apis.delete_groups(client, coordinator, [group]).get(group, 0)
+                if code in apis.RETRIABLE_COORDINATOR_ERRORS:
+                    raise apis.CoordinatorMoved(f"coordinator for group '{group}' is not available: {error_name(code)}")
+                if code == 0:
+                    return GroupDeletion(group, None)
+                if code == apis.GROUP_ID_NOT_FOUND:
+                    return GroupDeletion(group, NotFound(f"group '{group}' does not exist"))
+                if code == NON_EMPTY_GROUP:
+                    info = apis.describe_groups(client, coordinator, [group])[0]
+                    return GroupDeletion(group, Refused(
+                        f"group '{group}' is {info.state} with {len(info.members)} member(s); "
+                        "only a group without members can be deleted"))
+                return GroupDeletion(group, OpsError(f"deleting group '{group}' failed: {error_name(code)}"))
+
+            return apis.with_coordinator(client, group, run)
+
+        return tuple(delete_one(group) for group in unique)

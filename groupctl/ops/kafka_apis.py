@@ -1,0 +1,337 @@
+"""The Kafka APIs the operator tools call, one `*_call` builder and one `parse_*` per API.
+
+Builders return a `Call` (so callers can pipeline several in one `KafkaClient.call_many`);
+parsers turn a decoded response into plain Python data and map error codes. Version ranges are
+the ones whose request layout these builders know, chosen so that every Kafka broker since 2.x
+and groupctl's coordinator share a version:
+
+| API | versions | why the range |
+|---|---|---|
+| ListGroups (16) | 0-5 | v4 adds the state filter (applied here as well, for older brokers) |
+| DescribeGroups (15) | 0-6 | v6 answers an unknown group with GROUP_ID_NOT_FOUND, before: state Dead |
+| OffsetFetch (9) | 2-7 | v2 allows "all partitions"; v8+ batches groups (not needed) |
+| OffsetCommit (8) | 2-9 | v10 names topics by id |
+| ListOffsets (2) | 1-11 | v1 is the single-offset form |
+| DeleteGroups (42) | 0-2 | |
+| OffsetDelete (47) | 0 | |
+| GroupctlDescribeGroup (32000) | 0 | groupctl only |
+
+Errors: the coordinator-moved codes (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+NOT_COORDINATOR) raise `CoordinatorMoved` so callers can find the coordinator again; other
+group-level errors raise `OpsError` naming the Kafka error. Per-partition errors are returned,
+not raised, because callers report them per partition.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
+
+from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, decode_assignment
+from groupctl.ops.errors import NotFound, OpsError, Unreachable
+from groupctl.ops.kafka_client import (
+    RETRIABLE_COORDINATOR_ERRORS,
+    RETRY_BACKOFF_S,
+    Call,
+    ClusterMetadata,
+    KafkaClient,
+    Node,
+    error_name,
+)
+from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+
+TopicPartition = tuple[str, int]
+T = TypeVar("T")
+
+LIST_OFFSETS = 2
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
+DESCRIBE_GROUPS = 15
+LIST_GROUPS = 16
+DELETE_GROUPS = 42
+OFFSET_DELETE = 47
+
+LATEST = -1
+EARLIEST = -2
+
+GROUP_ID_NOT_FOUND = 69
+
+
+class CoordinatorMoved(Unreachable):
+    """The node asked is not (or not yet) the group's coordinator; find it again and retry."""
+
+
+def with_coordinator(client: KafkaClient, group: str, operation: Callable[[Node], T]) -> T:
+    """Run `operation(coordinator)`, finding the coordinator again (within the client's
+    timeout) while the node asked answers that it is not, or not yet, the coordinator."""
+    deadline = time.monotonic() + client.timeout
+    while True:
+        coordinator = client.find_coordinator(group)
+        try:
+            return operation(coordinator)
+        except CoordinatorMoved:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(RETRY_BACKOFF_S)
+
+
+def _check_group_error(code: int, group: str, what: str) -> None:
+    if code == 0:
+        return
+    if code in RETRIABLE_COORDINATOR_ERRORS:
+        raise CoordinatorMoved(f"coordinator for group '{group}' is not available: {error_name(code)}")
+    if code == GROUP_ID_NOT_FOUND:
+        raise NotFound(f"group '{group}' does not exist")
+    raise OpsError(f"{what} for group '{group}' failed: {error_name(code)}")
+
+
+# -- DescribeGroups --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    member_id: str
+    group_instance_id: Optional[str]
+    client_id: str
+    client_host: str
+    assignment: Mapping[str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    group: str
+    exists: bool
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[MemberInfo, ...]
+
+
+def describe_groups_call(coordinator: Node, groups: Sequence[str]) -> Call:
+    def build(cls: type, version: int) -> Any:
+        return cls(groups=list(groups), include_authorized_operations=False)
+
+    return Call(coordinator, DESCRIBE_GROUPS, (0, 6), build)
+
+
+def parse_describe_groups(response: Any) -> list[GroupInfo]:
+    """One GroupInfo per group, in request order; a group that does not exist has exists=False."""
+    infos = []
+    for g in response.groups:
+        missing = g.error_code == GROUP_ID_NOT_FOUND or (g.error_code == 0 and g.group_state == "Dead")
+        if not missing:
+            _check_group_error(g.error_code, g.group_id, "DescribeGroups")
+        consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
+        members = tuple(
+            MemberInfo(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                assignment={
+                    t: tuple(ps) for t, ps in (decode_assignment(m.member_assignment) if consumer else {}).items()
+                },
+            )
+            for m in g.members
+        )
+        infos.append(GroupInfo(g.group_id, not missing, "Dead" if missing else g.group_state,
+                               g.protocol_type, g.protocol_data, members))
+    return infos
+
+
+def describe_groups(client: KafkaClient, coordinator: Node, groups: Sequence[str]) -> list[GroupInfo]:
+    return parse_describe_groups(client.call_many([describe_groups_call(coordinator, groups)])[0])
+
+
+# -- ListGroups ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListedGroup:
+    group: str
+    protocol_type: str
+    state: Optional[str]  # None when the broker's ListGroups version predates states (v0-3)
+
+
+def list_groups_call(node: Node, states: Sequence[str]) -> Call:
+    def build(cls: type, version: int) -> Any:
+        return cls(states_filter=list(states), types_filter=[])
+
+    return Call(node, LIST_GROUPS, (0, 5), build)
+
+
+def parse_list_groups(response: Any, node: Node) -> list[ListedGroup]:
+    if response.error_code in RETRIABLE_COORDINATOR_ERRORS:
+        raise CoordinatorMoved(f"node {node.node_id} cannot list groups yet: {error_name(response.error_code)}")
+    if response.error_code:
+        raise OpsError(f"listing groups on node {node.node_id} failed: {error_name(response.error_code)}")
+    has_state = response.version >= 4
+    return [ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None)
+            for g in response.groups]
+
+
+# -- OffsetFetch -----------------------------------------------------------------------------
+
+
+def offset_fetch_call(coordinator: Node, group: str) -> Call:
+    """Every committed offset of `group` (topics=None: all partitions)."""
+
+    def build(cls: type, version: int) -> Any:
+        return cls(group_id=group, topics=None, require_stable=False)
+
+    return Call(coordinator, OFFSET_FETCH, (2, 7), build)
+
+
+def parse_offset_fetch(response: Any, group: str) -> dict[TopicPartition, int]:
+    """{(topic, partition): committed offset}; partitions without a committed offset omitted."""
+    _check_group_error(response.error_code, group, "OffsetFetch")
+    committed = {}
+    for topic in response.topics:
+        for p in topic.partitions:
+            if p.error_code:
+                _check_group_error(p.error_code, group, "OffsetFetch")
+            if p.committed_offset >= 0:
+                committed[(topic.name, p.partition_index)] = p.committed_offset
+    return committed
+
+
+def fetch_committed(client: KafkaClient, coordinator: Node, group: str) -> dict[TopicPartition, int]:
+    return parse_offset_fetch(client.call_many([offset_fetch_call(coordinator, group)])[0], group)
+
+
+# -- ListOffsets -----------------------------------------------------------------------------
+
+
+def list_offsets(
+    client: KafkaClient,
+    metadata: ClusterMetadata,
+    partitions: Iterable[TopicPartition],
+    timestamps: Sequence[int],
+) -> list[dict[TopicPartition, Optional[int]]]:
+    """For each of `timestamps` (LATEST, EARLIEST or epoch ms), the offset per partition.
+
+    One request per (timestamp, partition leader), all pipelined. None: the partition has no
+    leader, answered an error, or (for a time) has no record at or after it.
+    """
+    by_leader: dict[Node, dict[str, list[int]]] = {}
+    wanted = sorted(set(partitions))
+    for topic, partition in wanted:
+        leader = metadata.leader(topic, partition)
+        if leader is not None:
+            by_leader.setdefault(leader, {}).setdefault(topic, []).append(partition)
+    timeout_ms = int(client.timeout * 1000)
+
+    def builder(topics: Mapping[str, list[int]], timestamp: int):
+        def build(cls: type, version: int) -> Any:
+            topic_cls = cls.ListOffsetsTopic
+            part_cls = topic_cls.ListOffsetsPartition
+            return cls(
+                replica_id=-1, isolation_level=0, timeout_ms=timeout_ms,
+                topics=[topic_cls(name=t, partitions=[part_cls(partition_index=p, timestamp=timestamp,
+                                                               current_leader_epoch=-1) for p in ps])
+                        for t, ps in topics.items()],
+            )
+        return build
+
+    calls = [Call(leader, LIST_OFFSETS, (1, 11), builder(topics, timestamp))
+             for timestamp in timestamps for leader, topics in by_leader.items()]
+    responses = iter(client.call_many(calls) if calls else ())
+    results = []
+    for _ in timestamps:
+        result: dict[TopicPartition, Optional[int]] = dict.fromkeys(wanted)
+        for _leader in by_leader:
+            for topic in next(responses).topics:
+                for p in topic.partitions:
+                    if p.error_code == 0 and p.offset >= 0:
+                        result[(topic.name, p.partition_index)] = p.offset
+        results.append(result)
+    return results
+
+
+# -- OffsetCommit ----------------------------------------------------------------------------
+
+
+def commit_offsets(
+    client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """A simple commit (generation -1, no member id) of `offsets`; {(topic, partition): error code}."""
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        by_topic.setdefault(topic, []).append((partition, offset))
+
+    def build(cls: type, version: int) -> Any:
+        topic_cls = cls.OffsetCommitRequestTopic
+        part_cls = topic_cls.OffsetCommitRequestPartition
+        return cls(
+            group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+            retention_time_ms=-1,
+            topics=[topic_cls(name=t, partitions=[part_cls(partition_index=p, committed_offset=o,
+                                                           committed_leader_epoch=-1, committed_metadata="")
+                                                  for p, o in ps])
+                    for t, ps in by_topic.items()],
+        )
+
+    response = client.call(coordinator, OFFSET_COMMIT, (2, 9), build)
+    return {(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
+
+
+# -- DeleteGroups / OffsetDelete ---------------------------------------------------------------
+
+
+def delete_groups(client: KafkaClient, coordinator: Node, groups: Sequence[str]) -> dict[str, int]:
+    """{group: error code} for deleting `groups` (all coordinated by `coordinator`)."""
+
+    def build(cls: type, version: int) -> Any:
+        return cls(groups_names=list(groups))
+
+    response = client.call(coordinator, DELETE_GROUPS, (0, 2), build)
+    return {r.group_id: r.error_code for r in response.results}
+
+
+def delete_offsets(
+    client: KafkaClient, coordinator: Node, group: str, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """{(topic, partition): error code} for deleting the committed offsets of `partitions`."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        by_topic.setdefault(topic, []).append(partition)
+
+    def build(cls: type, version: int) -> Any:
+        topic_cls = cls.OffsetDeleteRequestTopic
+        part_cls = topic_cls.OffsetDeleteRequestPartition
+        return cls(group_id=group, topics=[topic_cls(name=t, partitions=[part_cls(partition_index=p) for p in ps])
+                                           for t, ps in by_topic.items()])
+
+    response = client.call(coordinator, OFFSET_DELETE, (0, 0), build)
+    _check_group_error(response.error_code, group, "OffsetDelete")
+    return {(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
+
+
+# -- groupctl extensions ---------------------------------------------------------------------
+
+
+def groupctl_document_call(coordinator: Node, group: str, after_generation: int = -1,
+                           max_wait_ms: int = 0) -> Call:
+    """GroupctlDescribeGroup (32000): the stored group document, long-polling for a generation
+    newer than `after_generation` for at most `max_wait_ms`."""
+
+    def build(cls: type, version: int) -> Any:
+        return cls(group_id=group, after_generation=after_generation, max_wait_ms=max_wait_ms)
+
+    return Call(coordinator, DESCRIBE_GROUP_KEY, (0, 0), build, extra_wait_s=max_wait_ms / 1000)
+
+
+def parse_groupctl_document(response: Any, group: str) -> Optional[dict]:
+    """The document as a dict; None when the group has no document."""
+    if response.error_code == GROUP_ID_NOT_FOUND:
+        return None
+    _check_group_error(response.error_code, group, "GroupctlDescribeGroup")
+    if response.document is None:
+        return None
+    try:
+        document = json.loads(response.document)
+    except ValueError as exc:
+        raise OpsError(f"the coordinator sent an unreadable document for group '{group}': {exc}") from None
+    return document if isinstance(document, dict) else None

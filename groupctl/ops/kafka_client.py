@@ -1,0 +1,424 @@
+"""A small synchronous Kafka protocol client for the operator tools.
+
+Speaks the wire protocol with kafka-python's generated message classes over plain blocking
+sockets. It is built for one-shot commands (a CLI invocation), so it does as little as it can:
+
+- it imports only the kafka-python modules defining the messages it sends (`MESSAGES`; any
+  other API key falls back to `groupctl.protocol.schemas`, which loads them all), together
+  with `groupctl.ops.kafka_import` keeping kafka-python's package `__init__`s out of the way;
+- one connection per broker address, opened lazily and reused for every request to that node
+  (the bootstrap connection doubles as the connection to the node it reaches);
+- one ApiVersions exchange per connection; each request then uses the highest version both
+  sides support within the range the caller can build;
+- `call_many` pipelines requests: all are written before any response is read (Kafka answers
+  requests on one connection in order), across any number of connections.
+
+Works against any Kafka cluster and against groupctl's coordinator (which also advertises the
+extension APIs of `groupctl.protocol.extensions`).
+
+Invariants:
+- Every blocking socket operation is bounded: connecting to the bootstrap servers shares one
+  deadline of `timeout` seconds; each response must arrive within `timeout` seconds (plus the
+  server-side wait a long-polling caller asks for).
+- Transport failures become `Unreachable`, a missing API or version `Unsupported`, an
+  undecodable response `OpsError`; nothing else escapes for expected failures.
+- ApiVersions is decoded with response header v0 whatever its version (kafka-python's
+  ApiVersionsResponse does this); an UNSUPPORTED_VERSION answer is retried once at the highest
+  ApiVersions version the broker listed (v0 if it listed none).
+"""
+
+from __future__ import annotations
+
+import importlib
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from kafka.errors import for_code
+
+import groupctl
+from groupctl.ops.errors import BadInput, OpsError, Unreachable, Unsupported
+
+DEFAULT_TIMEOUT = 10.0
+CLIENT_ID = "groupctl"
+
+API_VERSIONS = 18
+METADATA = 3
+FIND_COORDINATOR = 10
+UNSUPPORTED_VERSION = 35
+
+# Codes after which asking again (after finding the coordinator again) can succeed.
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+RETRIABLE_COORDINATOR_ERRORS = frozenset(
+    {COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR}
+)
+RETRY_BACKOFF_S = 0.05
+
+_LENGTH = struct.Struct(">i")
+
+MESSAGES = {
+    18: ("kafka.protocol.metadata.api_versions", "ApiVersions"),
+    3: ("kafka.protocol.metadata.metadata", "Metadata"),
+    10: ("kafka.protocol.metadata.find_coordinator", "FindCoordinator"),
+    15: ("kafka.protocol.admin.groups", "DescribeGroups"),
+    16: ("kafka.protocol.admin.groups", "ListGroups"),
+    42: ("kafka.protocol.admin.groups", "DeleteGroups"),
+    8: ("kafka.protocol.consumer.group", "OffsetCommit"),
+    9: ("kafka.protocol.consumer.group", "OffsetFetch"),
+    47: ("kafka.protocol.consumer.group", "OffsetDelete"),
+    2: ("kafka.protocol.consumer.offsets", "ListOffsets"),
+    32000: ("groupctl.protocol.extensions", "GroupctlDescribeGroup"),
+    32001: ("groupctl.protocol.extensions", "GroupctlTriggerRebalance"),
+}
+"""API key -> (module, message name) for the APIs the operator tools use."""
+
+
+@cache
+def message_classes(key: int) -> tuple[type, type]:
+    """(request class, response class) of API `key`, importing as little as possible."""
+    if key in MESSAGES:
+        module_name, name = MESSAGES[key]
+        module = importlib.import_module(module_name)
+        return getattr(module, f"{name}Request"), getattr(module, f"{name}Response")
+    from groupctl.protocol import schemas  # every message class: only for other APIs
+
+    return schemas.request_class(key), schemas.response_class(key)
+
+Build = Callable[[type, int], Any]
+"""`build(versioned_request_class, version) -> request`: builds the request at the negotiated
+version (nested structs are attributes of the class, e.g. `cls.ListOffsetsTopic`)."""
+
+
+def error_name(code: int) -> str:
+    """Kafka's name for an error code ("NON_EMPTY_GROUP"), or "error <code>" if unknown."""
+    error = for_code(code)
+    if error.__name__ == "UnrecognizedBrokerError":
+        return f"error {code}"
+    return error.message
+
+
+@dataclass(frozen=True)
+class Node:
+    """A broker (or coordinator) as the cluster advertises it."""
+
+    node_id: int
+    host: str
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def to_json(self) -> dict:
+        return {"node_id": self.node_id, "host": self.host, "port": self.port}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request for `call_many`: sent to `node` (None: any bootstrap server)."""
+
+    node: Optional[Node]
+    key: int
+    versions: tuple[int, int]
+    build: Build
+    extra_wait_s: float = 0.0  # server-side waiting the request asks for (long polls)
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    brokers: Mapping[int, Node]
+    partitions: Mapping[str, Mapping[int, int]]
+    """topic -> partition -> leader node id (-1 when the partition has no leader)."""
+    missing: frozenset[str]
+    """Requested topics the cluster does not have."""
+
+    def leader(self, topic: str, partition: int) -> Optional[Node]:
+        leader_id = self.partitions.get(topic, {}).get(partition, -1)
+        return self.brokers.get(leader_id)
+
+
+def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
+    """"host:port[,host:port...]" -> addresses; BadInput when malformed."""
+    addresses = []
+    for item in (part.strip() for part in (bootstrap or "").split(",")):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise BadInput(f"bootstrap server '{item}' is not HOST:PORT")
+        addresses.append((host, int(port)))
+    if not addresses:
+        raise BadInput("no bootstrap server given (use --bootstrap HOST:PORT or GROUPCTL_BOOTSTRAP)")
+    return addresses
+
+
+class _TransportError(Exception):
+    """A socket failed or timed out; becomes `Unreachable` with context at the client's edge."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return "timed out"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve host ({exc.strerror or exc})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+class _Connection:
+    """One socket to one broker, after the ApiVersions exchange."""
+
+    def __init__(self, sock: socket.socket, where: str, client_id: str) -> None:
+        self.sock = sock
+        self.where = where
+        self.client_id = client_id
+        self.api_versions: dict[int, tuple[int, int]] = {}
+        self._correlation_id = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def version_for(self, key: int, versions: tuple[int, int]) -> int:
+        """The highest version in `versions` the broker also serves; Unsupported otherwise."""
+        lo, hi = versions
+        served = self.api_versions.get(key)
+        name = message_classes(key)[0].name.removesuffix("Request")
+        if served is None:
+            raise Unsupported(f"{self.where} does not support {name} (API {key})")
+        version = min(hi, served[1])
+        if version < max(lo, served[0]):
+            raise Unsupported(
+                f"{self.where} serves {name} v{served[0]}-v{served[1]}; groupctl needs v{lo}-v{hi}"
+            )
+        return version
+
+    def send(self, key: int, version: int, build: Build, deadline: float) -> int:
+        request = build(message_classes(key)[0][version], version)
+        self._correlation_id += 1
+        request.with_header(correlation_id=self._correlation_id, client_id=self.client_id)
+        data = bytes(request.encode(header=True, framed=True))
+        try:
+            self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            self.sock.sendall(data)
+        except OSError as exc:
+            raise _TransportError(self.where, _reason(exc)) from None
+        return self._correlation_id
+
+    def receive(self, key: int, version: int, correlation_id: int, deadline: float) -> Any:
+        frame = self._read_frame(deadline)
+        try:
+            response = message_classes(key)[1][version].decode(frame, version=version, header=True)
+        except Exception as exc:  # kafka-python raises bare IndexError/struct.error/ValueError
+            raise OpsError(f"undecodable response from {self.where} (API {key} v{version}): {exc}") from None
+        if response.header.correlation_id != correlation_id:
+            raise OpsError(
+                f"{self.where} answered correlation id {response.header.correlation_id}, "
+                f"expected {correlation_id}"
+            )
+        return response
+
+    def _read_frame(self, deadline: float) -> bytes:
+        (length,) = _LENGTH.unpack(self._read_exactly(4, deadline))
+        if length <= 0:
+            raise OpsError(f"{self.where} sent an invalid frame length {length}")
+        return self._read_exactly(length, deadline)
+
+    def _read_exactly(self, count: int, deadline: float) -> bytes:
+        buffer = bytearray(count)
+        view = memoryview(buffer)
+        got = 0
+        while got < count:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise socket.timeout()
+                self.sock.settimeout(remaining)
+                n = self.sock.recv_into(view[got:])
+            except OSError as exc:  # socket.timeout included
+                raise _TransportError(self.where, _reason(exc)) from None
+            if n == 0:
+                raise _TransportError(self.where, "connection closed by the server")
+            got += n
+        return bytes(buffer)
+
+    def negotiate(self, deadline: float) -> None:
+        """ApiVersions: learn what the broker serves (retrying lower on UNSUPPORTED_VERSION)."""
+        hi = message_classes(API_VERSIONS)[0].valid_versions[1]
+        version = hi
+        for _ in range(2):
+            correlation_id = self.send(API_VERSIONS, version, _build_api_versions, deadline)
+            response = self.receive(API_VERSIONS, version, correlation_id, deadline)
+            served = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+            if response.error_code == 0:
+                self.api_versions = served
+                return
+            if response.error_code != UNSUPPORTED_VERSION or version == 0:
+                break
+            version = min(served.get(API_VERSIONS, (0, 0))[1], version - 1)
+        raise Unsupported(f"{self.where} refused ApiVersions: {error_name(response.error_code)}")
+
+
+def _build_api_versions(cls: type, version: int) -> Any:
+    return cls(client_software_name="groupctl", client_software_version=groupctl.__version__)
+
+
+class KafkaClient:
+    """Connections to one cluster; use as a context manager (closes every socket)."""
+
+    def __init__(self, bootstrap: str, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID) -> None:
+        self.bootstrap = bootstrap
+        self.timeout = timeout
+        self.client_id = client_id
+        self._addresses = parse_bootstrap(bootstrap)
+        self._connections: dict[tuple[str, int], _Connection] = {}
+        self._bootstrap: Optional[_Connection] = None
+
+    def __enter__(self) -> "KafkaClient":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for connection in set(self._connections.values()):
+            connection.close()
+        self._connections.clear()
+        self._bootstrap = None
+
+    # -- connections ------------------------------------------------------------------------
+
+    def _open(self, host: str, port: int, deadline: float) -> _Connection:
+        """Connect and negotiate; _TransportError when either fails."""
+        try:
+            sock = socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.001))
+        except OSError as exc:
+            raise _TransportError(f"{host}:{port}", _reason(exc)) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection = _Connection(sock, f"{host}:{port}", self.client_id)
+        try:
+            connection.negotiate(deadline)
+        except (OpsError, _TransportError):
+            connection.close()
+            raise
+        self._connections[(host, port)] = connection
+        peer = sock.getpeername()[:2]
+        self._connections.setdefault((peer[0], peer[1]), connection)
+        return connection
+
+    def _bootstrap_connection(self) -> _Connection:
+        if self._bootstrap is not None:
+            return self._bootstrap
+        deadline = time.monotonic() + self.timeout
+        reason = "no address"
+        for host, port in self._addresses:
+            if time.monotonic() >= deadline:
+                reason = "timed out"
+                break
+            try:
+                self._bootstrap = self._open(host, port, deadline)
+                return self._bootstrap
+            except _TransportError as exc:
+                reason = exc.reason
+        raise Unreachable(f"cannot reach bootstrap {self.bootstrap} within {self.timeout:g}s: {reason}")
+
+    def connection(self, node: Optional[Node] = None) -> "_Connection":
+        """The (possibly new) connection to `node`, or to a bootstrap server for None."""
+        if node is None:
+            return self._bootstrap_connection()
+        if not self._connections:
+            self._bootstrap_connection()
+        existing = self._connections.get((node.host, node.port))
+        if existing is not None:
+            return existing
+        deadline = time.monotonic() + self.timeout
+        try:
+            return self._open(node.host, node.port, deadline)
+        except _TransportError as exc:
+            raise Unreachable(
+                f"cannot reach node {node.node_id} ({node.address}) within {self.timeout:g}s: {exc.reason}"
+            ) from None
+
+    def supports(self, node: Optional[Node], key: int) -> bool:
+        return key in self.connection(node).api_versions
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def call(self, node: Optional[Node], key: int, versions: tuple[int, int], build: Build,
+             *, extra_wait_s: float = 0.0) -> Any:
+        """Send one request and return its decoded response (`response.version` is the version)."""
+        return self.call_many([Call(node, key, versions, build, extra_wait_s)])[0]
+
+    def call_many(self, calls: Sequence[Call]) -> list[Any]:
+        """Pipeline `calls`: write them all, then read the responses (in `calls` order)."""
+        sent = []
+        deadline = time.monotonic() + self.timeout + max((c.extra_wait_s for c in calls), default=0.0)
+        try:
+            for call in calls:
+                connection = self.connection(call.node)
+                version = connection.version_for(call.key, call.versions)
+                cid = connection.send(call.key, version, call.build, deadline)
+                sent.append((connection, call.key, version, cid))
+            return [connection.receive(key, version, cid, deadline) for connection, key, version, cid in sent]
+        except _TransportError as exc:
+            self._forget(exc.where)
+            raise Unreachable(f"lost connection to {exc.where}: {exc.reason}") from None
+
+    def _forget(self, where: str) -> None:
+        """Drop a failed connection (its stream position is unknown after a failure)."""
+        for address, connection in list(self._connections.items()):
+            if connection.where == where:
+                connection.close()
+                del self._connections[address]
+                if connection is self._bootstrap:
+                    self._bootstrap = None
+
+    # -- cluster lookups --------------------------------------------------------------------
+
+    def metadata(self, topics: Optional[Sequence[str]] = None) -> ClusterMetadata:
+        """Brokers and partition leaders, for `topics` (None: every topic). Never creates topics."""
+
+        def build(cls: type, version: int) -> Any:
+            wanted = None if topics is None else [cls.MetadataRequestTopic(name=t) for t in topics]
+            return cls(topics=wanted, allow_auto_topic_creation=False)
+
+        response = self.call(None, METADATA, (1, 12), build)
+        brokers = {b.node_id: Node(b.node_id, b.host, b.port) for b in response.brokers}
+        partitions: dict[str, dict[int, int]] = {}
+        missing = set()
+        for topic in response.topics:
+            if topic.error_code == 3:  # UNKNOWN_TOPIC_OR_PARTITION
+                missing.add(topic.name)
+                continue
+            partitions[topic.name] = {p.partition_index: p.leader_id for p in topic.partitions}
+        return ClusterMetadata(brokers, partitions, frozenset(missing))
+
+    def find_coordinator(self, group: str) -> Node:
+        """The group's coordinator (waiting, within the timeout, while none is available)."""
+
+        def build(cls: type, version: int) -> Any:
+            return cls(key=group, key_type=0)
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            response = self.call(None, FIND_COORDINATOR, (0, 3), build)
+            if response.error_code == 0:
+                return Node(response.node_id, response.host, response.port)
+            if response.error_code not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() >= deadline:
+                raise Unreachable(
+                    f"no coordinator for group '{group}': {error_name(response.error_code)}"
+                )
+            time.sleep(RETRY_BACKOFF_S)

@@ -1,0 +1,268 @@
+"""Committed offsets of a group: show, commit, reset, import, export, delete.
+
+Works against any Kafka cluster through the group's coordinator (OffsetFetch, OffsetCommit,
+OffsetDelete) and the partition leaders (ListOffsets). Lag per partition comes from
+`groupctl.ops.lag`.
+
+Invariants:
+- Changing offsets (commit, reset, import) requires an inactive group: Empty, Dead, or one that
+  does not exist yet. Otherwise `Refused` names the state and member count and nothing is
+  changed — for dry runs too, as kafka-consumer-groups.sh does. The commit itself is a "simple"
+  commit (generation -1, no member id), which the coordinator also refuses while the group has
+  members, so a consumer joining between the check and the commit cannot be overwritten.
+- Every topic and partition an operator names must exist (`BadInput`, exit 2) before anything
+  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`.
+- Resets and imports are dry runs unless `execute=True`; the returned plan says which.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Mapping, Optional
+
+from groupctl.ops import kafka_apis as apis
+from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.ops.kafka_apis import GroupInfo, TopicPartition
+from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
+from groupctl.ops.lag import PartitionOffsets, partition_offsets
+from groupctl.ops.reset import (
+    FromFile,
+    PlanInputs,
+    PlannedOffset,
+    ResetPlan,
+    Scope,
+    Target,
+    check_exists,
+    format_plan_csv,
+    lookup_timestamp,
+    parse_plan_csv,
+    plan_reset,
+    resolve_partitions,
+    topics_to_fetch,
+)
+
+INACTIVE_STATES = frozenset({"Empty", "Dead"})
+GROUP_SUBSCRIBED_TO_TOPIC = 86
+# A simple commit racing a joining consumer is answered with one of these.
+ACTIVE_GROUP_COMMIT_ERRORS = frozenset({22, 25, 27})  # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS
+
+
+@dataclass(frozen=True)
+class GroupOffsets:
+    group: str
+    state: str
+    offsets: tuple[PartitionOffsets, ...]
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "state": self.state, "offsets": [o.to_json() for o in self.offsets]}
+
+
+@dataclass(frozen=True)
+class OffsetDeletion:
+    topic: str
+    partition: int
+    error: Optional[OpsError]  # None: deleted
+
+    @property
+    def deleted(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "deleted": self.deleted,
+                "error": None if self.error is None else str(self.error)}
+
+
+def refusal(group: str, info: GroupInfo) -> Refused:
+    return Refused(
+        f"group '{group}' is {info.state} with {len(info.members)} member(s); "
+        "offsets can only be changed while the group is inactive (Empty)"
+    )
+
+
+def check_inactive(group: str, info: GroupInfo) -> None:
+    """Refused unless the group is Empty, Dead or does not exist."""
+    if info.exists and (info.state not in INACTIVE_STATES or info.members):
+        raise refusal(group, info)
+
+
+def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
+    """DescribeGroups and OffsetFetch in one pipelined exchange."""
+    described, fetched = client.call_many(
+        [apis.describe_groups_call(coordinator, [group]), apis.offset_fetch_call(coordinator, group)]
+    )
+    return apis.parse_describe_groups(described)[0], apis.parse_offset_fetch(fetched, group)
+
+
+def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
+    """Committed offset, log end and lag per partition (committed or assigned); NotFound for a
+    group that neither exists nor has committed offsets."""
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+        info, committed = apis.with_coordinator(
+            client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
+        if not info.exists and not committed:
+            raise NotFound(f"group '{group}' does not exist")
+        assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
+        return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
+
+
+def export_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The group's committed offsets as CSV `topic,partition,offset` lines (sorted), the format
+    `read_plan_file`, `import_offsets` and kafka-consumer-groups.sh `--from-file` read."""
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+        info, committed = apis.with_coordinator(
+            client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
+    if not info.exists and not committed:
+        raise NotFound(f"group '{group}' does not exist")
+    return format_plan_csv((t, p, o) for (t, p), o in sorted(committed.items()))
+
+
+def read_plan_file(path: str | Path) -> dict[TopicPartition, int]:
+    """A CSV plan file -> {(topic, partition): offset}; BadInput for a missing or malformed file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"plan file '{path}' does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadInput(f"cannot read plan file '{path}': {reason}") from None
+    return parse_plan_csv(text, source=str(path))
+
+
+def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+    errors = {tp: code for tp, code in apis.commit_offsets(client, coordinator, group, offsets).items() if code}
+    if not errors:
+        return
+    if any(code in apis.RETRIABLE_COORDINATOR_ERRORS for code in errors.values()):
+        raise apis.CoordinatorMoved(f"coordinator for group '{group}' moved during the commit")
+    if any(code in ACTIVE_GROUP_COMMIT_ERRORS for code in errors.values()):
+        info = apis.describe_groups(client, coordinator, [group])[0]
+        raise refusal(group, info)
+    (topic, partition), code = sorted(errors.items())[0]
+    more = f" (and {len(errors) - 1} more partition(s))" if len(errors) > 1 else ""
+    raise OpsError(f"committing {topic}:{partition} for group '{group}' failed: {error_name(code)}{more}")
+
+
+def commit_offsets(
+    bootstrap: str, group: str, offsets: Mapping[TopicPartition, int], *, timeout: float = DEFAULT_TIMEOUT
+) -> ResetPlan:
+    """Commit exactly `offsets` (no clamping) for an inactive group; the executed plan."""
+    if not offsets:
+        raise BadInput("give at least one TOPIC:PARTITION=OFFSET")
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+
+        def run(coordinator: Node) -> ResetPlan:
+            info, committed = _group_and_offsets(client, coordinator, group)
+            metadata = client.metadata(sorted({t for t, _ in offsets}))
+            for tp in sorted(offsets):
+                check_exists(tp, metadata.partitions)
+            check_inactive(group, info)
+            _commit(client, coordinator, group, offsets)
+            return ResetPlan(group, tuple(PlannedOffset(t, p, committed.get((t, p)), o)
+                                          for (t, p), o in sorted(offsets.items())), executed=True)
+
+        return apis.with_coordinator(client, group, run)
+
+
+def reset_offsets(
+    bootstrap: str,
+    group: str,
+    scope: Optional[Scope],
+    target: Target,
+    *,
+    execute: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    now_ms: Optional[int] = None,
+) -> ResetPlan:
+    """Plan (and with `execute`, commit) a reset of `group` to `target` over `scope`.
+
+    `scope` may be None only for a FromFile target. `now_ms` (default: the clock) anchors
+    by-duration targets.
+    """
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+
+        def run(coordinator: Node) -> ResetPlan:
+            info, committed = _group_and_offsets(client, coordinator, group)
+            check_inactive(group, info)
+            metadata = client.metadata(topics_to_fetch(scope, target, committed))
+            partitions = resolve_partitions(scope, target, metadata.partitions, committed)
+            timestamp = lookup_timestamp(target, now_ms)
+            wanted = [apis.EARLIEST, apis.LATEST] + ([timestamp] if timestamp is not None else [])
+            found = apis.list_offsets(client, metadata, partitions, wanted)
+            unknown = [tp for tp in partitions if found[0][tp] is None or found[1][tp] is None]
+            if unknown:
+                topic, partition = unknown[0]
+                raise OpsError(f"cannot read the offset range of {topic}:{partition} (no leader or a partition error)")
+            plan = plan_reset(group, scope, target, PlanInputs(
+                topic_partitions=metadata.partitions,
+                committed=committed,
+                earliest={tp: o for tp, o in found[0].items() if o is not None},
+                latest={tp: o for tp, o in found[1].items() if o is not None},
+                for_timestamp=found[2] if timestamp is not None else {},
+            ))
+            if not execute or not plan.partitions:
+                return plan
+            _commit(client, coordinator, group, plan.offsets())
+            return replace(plan, executed=True)
+
+        return apis.with_coordinator(client, group, run)
+
+
+def import_offsets(
+    bootstrap: str,
+    group: str,
+    offsets: Mapping[TopicPartition, int],
+    *,
+    execute: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> ResetPlan:
+    """Reset to the offsets of a CSV plan (see `read_plan_file`), clamped to each partition's
+    range; a dry run unless `execute`."""
+    return reset_offsets(bootstrap, group, None, FromFile(dict(offsets)), execute=execute, timeout=timeout)
+
+
+def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition, int]) -> list[TopicPartition]:
+    if scope.all_topics:
+        return sorted(committed)
+    partitions: set[TopicPartition] = set()
+    for s in scope.topics:
+        if s.partitions is not None:
+            partitions.update((s.topic, p) for p in s.partitions)
+            continue
+        of_topic = {tp for tp in committed if tp[0] == s.topic}
+        if not of_topic:
+            raise BadInput(f"group '{group}' has no committed offsets for topic '{s.topic}'")
+        partitions.update(of_topic)
+    return sorted(partitions)
+
+
+def delete_offsets(
+    bootstrap: str, group: str, scope: Scope, *, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[OffsetDeletion, ...]:
+    """Delete the committed offsets in `scope` (topics need not exist any more: cleaning up
+    after a deleted topic is the common case). The coordinator refuses partitions of topics the
+    group is subscribed to; those come back with a `Refused` error."""
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+
+        def run(coordinator: Node) -> tuple[OffsetDeletion, ...]:
+            info, committed = _group_and_offsets(client, coordinator, group)
+            if not info.exists and not committed:
+                raise NotFound(f"group '{group}' does not exist")
+            partitions = _deletion_scope(group, scope, committed)
+            if not partitions:
+                return ()
+            codes = apis.delete_offsets(client, coordinator, group, partitions)
+            results = []
+            for topic, partition in partitions:
+                code = codes.get((topic, partition), 0)
+                error: Optional[OpsError] = None
+                if code == GROUP_SUBSCRIBED_TO_TOPIC:
+                    error = Refused(f"group '{group}' is subscribed to topic '{topic}'; stop its consumers first")
+                elif code:
+                    error = OpsError(f"deleting the offset of {topic}:{partition} failed: {error_name(code)}")
+                results.append(OffsetDeletion(topic, partition, error))
+            return tuple(results)
+
+        return apis.with_coordinator(client, group, run)

@@ -1,0 +1,343 @@
+"""Rebalances: asking a coordinator for one, and following them as they complete.
+
+A rebalance is seen as a new group document: the coordinator writes the document once when a
+rebalance completes (DESIGN.md §4), so consecutive documents with different generations bracket
+exactly one completed rebalance, and `diff_documents` turns a pair into a `RebalanceEvent`. The
+same diff serves both sources of documents:
+
+- `--bootstrap`: groupctl's extension API 32000 (GroupctlDescribeGroup), long-polled with the
+  last generation seen; works whatever store the coordinator uses.
+- `--zk`: a ZooKeeper DataWatch on `/groups/<group>` (`groupctl.ops.zk.watch_documents`).
+
+Triggering uses extension API 32001 (GroupctlTriggerRebalance) with `--bootstrap`, or a znode
+`/coordinators/rebalance-requests/<group>` that the coordinator watches with `--zk`.
+
+When both sources are given, the coordinator (`--bootstrap`) is asked: it is the authority and
+answers in both store modes. Documents written in quick succession can be seen as one (a
+long-poll or a ZooKeeper watch reports the latest state), so `previous_generation` may be more
+than one below `generation`; the diff then spans those rebalances.
+
+A group with no document yet is waited for (neither source can tell a group that does not
+exist from one whose first members are still joining): its first document is an event whose
+members all joined. Timing (`started_at_ms`, `completed_at_ms`, `duration_ms`), `reason`,
+`detail` and `caused_by` come from the document's "rebalance" block (see
+`groupctl.coordinator.classic.causes`), and are null for documents written without one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable, Unsupported
+
+LONG_POLL_MS = 5000
+"""The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
+
+_UNAVAILABLE = (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                ErrorCode.NOT_COORDINATOR)
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    member_id: Optional[str]  # None only in a trigger's `caused_by` (a client, not a member)
+    client_id: Optional[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"member_id": self.member_id, "client_id": self.client_id}
+
+
+@dataclass(frozen=True)
+class PartitionMove:
+    """A partition whose owner changed; None is "no owner" (newly assigned, or revoked)."""
+
+    topic: str
+    partition: int
+    from_member: Optional[str]
+    to_member: Optional[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "from": self.from_member, "to": self.to_member}
+
+
+@dataclass(frozen=True)
+class RebalanceEvent:
+    group: Optional[str]
+    generation: Optional[int]
+    previous_generation: Optional[int]  # None: no earlier document was seen
+    state: Optional[str]
+    members: int
+    reason: Optional[str]  # why it started: "join", "leave", "session expiry", "trigger", ...
+    detail: Optional[str]  # one sentence for people (for a trigger: the operator's reason)
+    caused_by: Optional[MemberRef]  # the member (or, for a trigger, the client) that caused it
+    started_at_ms: Optional[int]
+    completed_at_ms: Optional[int]
+    duration_ms: Optional[int]
+    members_joined: tuple[MemberRef, ...]
+    members_left: tuple[MemberRef, ...]
+    partitions_moved: tuple[PartitionMove, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "generation": self.generation,
+            "previous_generation": self.previous_generation,
+            "state": self.state,
+            "members": self.members,
+            "reason": self.reason,
+            "detail": self.detail,
+            "caused_by": self.caused_by.to_json() if self.caused_by is not None else None,
+            "started_at_ms": self.started_at_ms,
+            "completed_at_ms": self.completed_at_ms,
+            "duration_ms": self.duration_ms,
+            "members_joined": [m.to_json() for m in self.members_joined],
+            "members_left": [m.to_json() for m in self.members_left],
+            "partitions_moved": [p.to_json() for p in self.partitions_moved],
+        }
+
+
+@dataclass(frozen=True)
+class TriggerResult:
+    group: str
+    source: str  # "bootstrap" or "zk"
+    reason: Optional[str]
+    requested_at_ms: int
+    already_pending: bool  # zk only: a request znode was already waiting for the coordinator
+    message: Optional[str] = None  # bootstrap only: the coordinator's note, e.g. already rebalancing
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "source": self.source, "reason": self.reason,
+                "requested_at_ms": self.requested_at_ms, "already_pending": self.already_pending,
+                "message": self.message}
+
+
+def document_generation(document: Optional[dict[str, Any]]) -> Optional[int]:
+    """A group document's generation (classic) or group epoch (KIP-848); None without one."""
+    if not isinstance(document, dict):
+        return None
+    value = document.get("generation", document.get("group_epoch"))
+    return _int_or_none(value)
+
+
+def _members(document: Optional[dict[str, Any]]) -> dict[str, MemberRef]:
+    if document is None:
+        return {}
+    return {m["member_id"]: MemberRef(m["member_id"], m.get("client_id"))
+            for m in document.get("members") or []}
+
+
+def _owners(document: Optional[dict[str, Any]]) -> dict[tuple[str, int], str]:
+    if document is None:
+        return {}
+    return {(topic, int(partition)): owner
+            for topic, owners in (document.get("ownership") or {}).items()
+            for partition, owner in owners.items()}
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cause(block: dict[str, Any]) -> Optional[MemberRef]:
+    member_id, client_id = block.get("member_id"), block.get("client_id")
+    if member_id is None and client_id is None:
+        return None
+    return MemberRef(member_id, client_id)
+
+
+def diff_documents(previous: Optional[dict[str, Any]], current: dict[str, Any]) -> RebalanceEvent:
+    """The rebalance(s) that led from `previous` (None: nothing seen before) to `current`."""
+    before, after = _members(previous), _members(current)
+    owners_before, owners_after = _owners(previous), _owners(current)
+    moved = tuple(
+        PartitionMove(topic, partition, owners_before.get((topic, partition)), owners_after.get((topic, partition)))
+        for topic, partition in sorted(owners_before.keys() | owners_after.keys())
+        if owners_before.get((topic, partition)) != owners_after.get((topic, partition))
+    )
+    block = current.get("rebalance") if isinstance(current.get("rebalance"), dict) else {}
+    started, completed = _int_or_none(block.get("started_at_ms")), _int_or_none(block.get("completed_at_ms"))
+    return RebalanceEvent(
+        group=current.get("group"),
+        generation=document_generation(current),
+        previous_generation=document_generation(previous),
+        state=current.get("state"),
+        members=len(after),
+        reason=block.get("reason"),
+        detail=block.get("detail"),
+        caused_by=_cause(block),
+        started_at_ms=started,
+        completed_at_ms=completed,
+        duration_ms=completed - started if started is not None and completed is not None else None,
+        members_joined=tuple(after[m] for m in sorted(after.keys() - before.keys())),
+        members_left=tuple(before[m] for m in sorted(before.keys() - after.keys())),
+        partitions_moved=moved,
+    )
+
+
+def events(documents: Iterator[Optional[dict[str, Any]]]) -> Iterator[RebalanceEvent]:
+    """Events from a stream of documents whose first item is the baseline (None: no document
+    yet), each later item a document with a new generation (None: the group was deleted)."""
+    previous = next(documents, None)
+    for document in documents:
+        if document is None:
+            previous = None
+            continue
+        yield diff_documents(previous, document)
+        previous = document
+
+
+def _parse(document: Optional[str], where: str) -> Optional[dict[str, Any]]:
+    if document is None:
+        return None
+    try:
+        parsed = json.loads(document)
+    except ValueError:
+        raise OpsError(f"{where} sent a group document that is not JSON") from None
+    if not isinstance(parsed, dict):
+        raise OpsError(f"{where} sent a group document that is not a JSON object")
+    return parsed
+
+
+class _Coordinator:
+    """The group's coordinator over the Kafka protocol, found again when it moves."""
+
+    def __init__(self, client: Any, group: str) -> None:
+        from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+
+        self.client = client
+        self.group = group
+        self.node = client.find_coordinator(group)
+        if not self.client.supports(self.node, DESCRIBE_GROUP_KEY):
+            raise Unsupported(f"{self.node.address} is not a groupctl coordinator (it does not serve API "
+                              f"{DESCRIBE_GROUP_KEY}); use --zk to watch or trigger through ZooKeeper")
+
+    def call(self, key: int, build: Any, *, wait_s: float, deadline: Optional[float]) -> Any:
+        """One extension request, retried on a new coordinator (within the deadline) after
+        a retriable coordinator error."""
+        from groupctl.ops.kafka_client import RETRIABLE_COORDINATOR_ERRORS, RETRY_BACKOFF_S
+
+        retry_until = time.monotonic() + self.client.timeout
+        if deadline is not None:
+            retry_until = min(retry_until, deadline)
+        while True:
+            response = self.client.call(self.node, key, (0, 0), build, extra_wait_s=wait_s)
+            if response.error_code not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() >= retry_until:
+                return response
+            time.sleep(RETRY_BACKOFF_S)
+            self.node = self.client.find_coordinator(self.group)
+
+
+def coordinator_documents(bootstrap: str, group: str, *,
+                          deadline: Optional[float] = None) -> Iterator[Optional[dict[str, Any]]]:
+    """Like `groupctl.ops.zk.watch_documents`, long-polling GroupctlDescribeGroup: the current
+    document first, then each with a newer generation (None when the group is deleted);
+    returns when `deadline` passes."""
+    from groupctl.ops.kafka_client import KafkaClient, error_name
+    from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+
+    with KafkaClient(bootstrap) as client:
+        coordinator = _Coordinator(client, group)
+        after = -1  # the first request answers at once: the baseline
+        while True:
+            if deadline is None:
+                wait_ms = 0 if after == -1 else LONG_POLL_MS
+            else:
+                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                if remaining_ms <= 0 and after != -1:
+                    return
+                wait_ms = 0 if after == -1 else min(LONG_POLL_MS, remaining_ms)
+
+            def build(cls: type, version: int, after: int = after, wait_ms: int = wait_ms) -> Any:
+                return cls(group_id=group, after_generation=after, max_wait_ms=wait_ms)
+
+            response = coordinator.call(DESCRIBE_GROUP_KEY, build, wait_s=wait_ms / 1000, deadline=deadline)
+            if response.error_code not in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
+                raise _coordinator_error(f"describe group {group!r}", response.error_code,
+                                         error_name(response.error_code))
+            # GROUP_ID_NOT_FOUND: no document (yet), as for a group whose first members are
+            # still joining; it is waited for like a missing znode.
+            document = _parse(response.document, coordinator.node.address)
+            generation = document_generation(document)
+            if after == -1 or (generation is not None and generation > after):
+                yield document
+            elif document is None and after > 0:
+                yield None  # the group was deleted
+            # No document: wait for the group's first generation (> 0; generation 0 is a
+            # memberless group that only commits offsets).
+            after = generation if generation is not None else 0
+
+
+def _coordinator_error(what: str, code: int, name: str, message: Optional[str] = None) -> OpsError:
+    if code in _UNAVAILABLE:
+        return Unreachable(f"the coordinator could not {what}: {name}")
+    return Refused(message or f"the coordinator could not {what}: {name}")
+
+
+def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Optional[str]:
+    """The coordinator's note (e.g. that the group is already rebalancing), if any."""
+    from groupctl.ops.kafka_client import KafkaClient, error_name
+    from groupctl.protocol.extensions import TRIGGER_REBALANCE_KEY
+
+    def build(cls: type, version: int) -> Any:
+        return cls(group_id=group, reason=reason)
+
+    with KafkaClient(bootstrap) as client:
+        response = _Coordinator(client, group).call(TRIGGER_REBALANCE_KEY, build, wait_s=0.0, deadline=None)
+    if response.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+        raise NotFound(f"group {group!r} does not exist")
+    if response.error_code:
+        raise _coordinator_error(f"rebalance group {group!r}", response.error_code,
+                                 error_name(response.error_code), response.error_message)
+    return response.error_message
+
+
+def _check_source(bootstrap: Optional[str], zk: Optional[str]) -> None:
+    if not bootstrap and not zk:
+        raise BadInput("give --bootstrap (a groupctl coordinator) or --zk (its ZooKeeper)")
+
+
+def watch(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = None,
+          count: Optional[int] = None, timeout_s: Optional[float] = None) -> Iterator[RebalanceEvent]:
+    """Each rebalance of `group` completed from now on. Ends after `count` events (None:
+    never); raises Timeout when `timeout_s` runs out first."""
+    _check_source(bootstrap, zk)
+    if count is not None and count < 1:
+        raise BadInput(f"count must be at least 1, not {count}")
+    if timeout_s is not None and timeout_s <= 0:
+        raise BadInput(f"timeout must be positive, not {timeout_s:g}s")
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    if bootstrap:
+        documents = coordinator_documents(bootstrap, group, deadline=deadline)
+    else:
+        from groupctl.ops.zk import watch_documents  # kazoo only when ZooKeeper is used
+
+        documents = watch_documents(zk, group, deadline=deadline)
+    seen = 0
+    try:
+        for event in events(documents):
+            yield event
+            seen += 1
+            if count is not None and seen >= count:
+                return
+    finally:
+        documents.close()
+    wanted = f"{seen} of {count}" if count is not None else str(seen)
+    raise Timeout(f"timed out after {timeout_s:g}s watching group {group!r} ({wanted} rebalances seen)")
+
+
+def trigger(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = None,
+            reason: Optional[str] = None) -> TriggerResult:
+    """Make the group's coordinator start the next rebalance. NotFound for an unknown group,
+    Refused for one with nothing to rebalance (no members) or when the coordinator declines."""
+    _check_source(bootstrap, zk)
+    now_ms = int(time.time() * 1000)
+    if bootstrap:
+        note = _trigger_over_kafka(bootstrap, group, reason)
+        return TriggerResult(group, "bootstrap", reason, now_ms, already_pending=False, message=note)
+    from groupctl.ops.zk import request_rebalance
+
+    pending = request_rebalance(zk, group, reason=reason, now_ms=now_ms)
+    return TriggerResult(group, "zk", reason, now_ms, already_pending=pending)

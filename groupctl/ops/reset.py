@@ -1,0 +1,426 @@
+"""The offset-reset planner: scopes, targets and plans, as pure functions over fetched data.
+
+Mirrors kafka-consumer-groups.sh `--reset-offsets`, which operators' fingers know:
+
+- Scopes: `--topic T` (every partition of T), `--topic T:0,1` (those partitions),
+  `--all-topics` (every partition the group has a committed offset for). A `--from-file` plan
+  needs no scope; given one, only the file's partitions inside it are planned.
+- Targets: to-earliest, to-latest, to-offset N, shift-by ±N (from the committed offset),
+  to-datetime, by-duration (now minus the duration), to-current, from-file (CSV
+  `topic,partition,offset`).
+- Offsets an operator supplies (to-offset, shift-by, from-file) are clamped to the partition's
+  [earliest, latest]. A time with no record at or after it resets to latest, as Kafka does.
+  to-current keeps the committed offset, and resets a partition without one to latest, as Kafka
+  does.
+
+Everything here is pure: `plan_reset` gets the committed offsets, earliest/latest offsets and
+timestamp lookups already fetched (`groupctl.ops.offsets` fetches them), so every target and
+scope is unit-testable. Input errors raise `BadInput` with one line naming what was wrong.
+
+Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed
+partitions of topics that no longer exist (instead of failing); CSV plans may start with a
+`topic,partition,offset` header line and contain blank lines and `#` comments; datetimes accept
+1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones (no zone: the local time zone).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Iterable, Mapping, Optional, Sequence, Union
+
+from groupctl.ops.errors import BadInput
+
+TopicPartition = tuple[str, int]
+
+_TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+
+def _tp(tp: TopicPartition) -> str:
+    return f"{tp[0]}:{tp[1]}"
+
+
+def check_topic_name(topic: str) -> str:
+    if not _TOPIC_NAME.match(topic) or topic in (".", ".."):
+        raise BadInput(f"invalid topic name '{topic}' (letters, digits, '.', '_' and '-' only)")
+    return topic
+
+
+def _non_negative(text: str, what: str, context: str) -> int:
+    text = text.strip()
+    if not text.isdigit():
+        raise BadInput(f"{what} '{text}' in '{context}' is not a non-negative integer")
+    return int(text)
+
+
+# -- scopes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicScope:
+    topic: str
+    partitions: Optional[tuple[int, ...]] = None  # None: every partition of the topic
+
+
+@dataclass(frozen=True)
+class Scope:
+    topics: tuple[TopicScope, ...] = ()
+    all_topics: bool = False
+
+
+def parse_topic_scope(text: str) -> TopicScope:
+    """"T" or "T:0,1,2" -> TopicScope."""
+    topic, sep, partitions = text.strip().partition(":")
+    check_topic_name(topic)
+    if not sep:
+        return TopicScope(topic)
+    numbers = [p for p in partitions.split(",")]
+    if not partitions or any(not p.strip() for p in numbers):
+        raise BadInput(f"'{text}' is not TOPIC or TOPIC:PARTITION[,PARTITION...]")
+    return TopicScope(topic, tuple(sorted({_non_negative(p, "partition", text) for p in numbers})))
+
+
+def make_scope(topics: Sequence[str], all_topics: bool) -> Scope:
+    """The scope of `--topic ...` / `--all-topics` (exactly one of the two kinds)."""
+    if topics and all_topics:
+        raise BadInput("give either --topic or --all-topics, not both")
+    if not topics and not all_topics:
+        raise BadInput("give a scope: --topic TOPIC[:PARTITION,...] or --all-topics")
+    merged: dict[str, Optional[set[int]]] = {}
+    for text in topics:
+        scope = parse_topic_scope(text)
+        if scope.topic in merged and merged[scope.topic] is None:
+            continue
+        if scope.partitions is None:
+            merged[scope.topic] = None
+        else:
+            merged.setdefault(scope.topic, set()).update(scope.partitions)
+    return Scope(
+        topics=tuple(TopicScope(t, None if ps is None else tuple(sorted(ps))) for t, ps in merged.items()),
+        all_topics=all_topics,
+    )
+
+
+# -- targets ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToEarliest:
+    pass
+
+
+@dataclass(frozen=True)
+class ToLatest:
+    pass
+
+
+@dataclass(frozen=True)
+class ToOffset:
+    offset: int
+
+
+@dataclass(frozen=True)
+class ShiftBy:
+    delta: int
+
+
+@dataclass(frozen=True)
+class ToDatetime:
+    timestamp_ms: int
+
+
+@dataclass(frozen=True)
+class ByDuration:
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class ToCurrent:
+    pass
+
+
+@dataclass(frozen=True)
+class FromFile:
+    offsets: Mapping[TopicPartition, int] = field(hash=False)
+
+
+Target = Union[ToEarliest, ToLatest, ToOffset, ShiftBy, ToDatetime, ByDuration, ToCurrent, FromFile]
+
+
+def lookup_timestamp(target: Target, now_ms: int) -> Optional[int]:
+    """The time whose offsets the target needs (to-datetime, by-duration), or None."""
+    if isinstance(target, ToDatetime):
+        return target.timestamp_ms
+    if isinstance(target, ByDuration):
+        return now_ms - target.duration_ms
+    return None
+
+
+_DATETIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(Z|[+-]\d{2}(?::?\d{2})?)?$",
+    re.IGNORECASE,
+)
+
+
+def parse_datetime(text: str, default_tz: Optional[tzinfo] = None) -> int:
+    """"YYYY-MM-DDTHH:mm:SS[.sss][Z|±hh:mm]" -> epoch milliseconds.
+
+    Without a zone the time is local (`default_tz`, else the system's zone), as in Kafka.
+    """
+    match = _DATETIME.match(text.strip())
+    usage = f"cannot parse date-time '{text}': expected YYYY-MM-DDTHH:mm:SS[.sss][Z|±hh:mm]"
+    if not match:
+        raise BadInput(usage)
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    try:
+        tz: Optional[tzinfo] = None
+        if zone:
+            if zone.upper() == "Z":
+                tz = timezone.utc
+            else:
+                digits = zone[1:].replace(":", "")
+                offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
+                if offset >= timedelta(hours=24) or int(digits[2:] or 0) >= 60:
+                    raise ValueError("zone offset out of range")
+                tz = timezone(-offset if zone[0] == "-" else offset)
+        micros = int((fraction or "0").ljust(6, "0")[:6])
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz)
+    except ValueError as exc:
+        raise BadInput(f"{usage} ({exc})") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=default_tz) if default_tz is not None else moment.astimezone()
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+_DURATION = re.compile(
+    r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:[.,](\d{1,9}))?S)?)?$", re.IGNORECASE
+)
+
+
+def parse_duration(text: str) -> int:
+    """ISO-8601 "PnDTnHnMn[.n]S" (java.time.Duration's form, non-negative) -> milliseconds."""
+    stripped = text.strip()
+    match = _DURATION.match(stripped)
+    usage = f"cannot parse duration '{text}': expected ISO-8601 PnDTnHnMnS, e.g. PT30M or P1DT12H"
+    if not match or stripped.upper() in ("P", "PT") or stripped.upper().endswith("T"):
+        raise BadInput(usage)
+    days, hours, minutes, seconds, fraction = match.groups()
+    if not any((days, hours, minutes, seconds)):
+        raise BadInput(usage)
+    total_s = int(days or 0) * 86_400 + int(hours or 0) * 3_600 + int(minutes or 0) * 60 + int(seconds or 0)
+    return total_s * 1000 + int((fraction or "0").ljust(3, "0")[:3])
+
+
+# -- explicit offsets: TOPIC:PARTITION=OFFSET and CSV plans ---------------------------------
+
+
+def parse_offset_assignment(text: str) -> tuple[TopicPartition, int]:
+    """"TOPIC:PARTITION=OFFSET" -> ((topic, partition), offset)."""
+    usage = f"'{text}' is not TOPIC:PARTITION=OFFSET"
+    left, eq, offset = text.strip().rpartition("=")
+    topic, colon, partition = left.rpartition(":")
+    if not eq or not colon or not topic:
+        raise BadInput(usage)
+    check_topic_name(topic)
+    return (topic, _non_negative(partition, "partition", text)), _non_negative(offset, "offset", text)
+
+
+def parse_offset_assignments(texts: Iterable[str]) -> dict[TopicPartition, int]:
+    offsets: dict[TopicPartition, int] = {}
+    for text in texts:
+        tp, offset = parse_offset_assignment(text)
+        if tp in offsets and offsets[tp] != offset:
+            raise BadInput(f"{_tp(tp)} is given two different offsets ({offsets[tp]} and {offset})")
+        offsets[tp] = offset
+    if not offsets:
+        raise BadInput("give at least one TOPIC:PARTITION=OFFSET")
+    return offsets
+
+
+CSV_HEADER = ("topic", "partition", "offset")
+
+
+def parse_plan_csv(text: str, source: str = "<plan>") -> dict[TopicPartition, int]:
+    """A CSV plan (`topic,partition,offset` lines) -> {(topic, partition): offset}.
+
+    Strict: every non-blank, non-comment line has exactly three fields; the first line may be
+    the header. Errors name `source` and the line number.
+    """
+    offsets: dict[TopicPartition, int] = {}
+    first_line: dict[TopicPartition, int] = {}
+    seen_content = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            fields = next(csv.reader([stripped]))
+        except csv.Error as exc:
+            raise BadInput(f"{source}:{number}: {exc}") from None
+        fields = [f.strip() for f in fields]
+        if not seen_content and [f.lower() for f in fields] == list(CSV_HEADER):
+            seen_content = True
+            continue
+        seen_content = True
+        if len(fields) != 3:
+            raise BadInput(f"{source}:{number}: expected topic,partition,offset, got '{stripped}'")
+        topic, partition, offset = fields
+        where = f"{source}:{number}"
+        if not _TOPIC_NAME.match(topic):
+            raise BadInput(f"{where}: invalid topic name '{topic}'")
+        if not partition.isdigit():
+            raise BadInput(f"{where}: partition '{partition}' is not a non-negative integer")
+        if not offset.isdigit():
+            raise BadInput(f"{where}: offset '{offset}' is not a non-negative integer")
+        tp = (topic, int(partition))
+        if tp in offsets:
+            raise BadInput(f"{where}: {_tp(tp)} appears twice (first on line {first_line[tp]})")
+        offsets[tp] = int(offset)
+        first_line[tp] = number
+    if not offsets:
+        raise BadInput(f"{source}: no offsets (expected lines of topic,partition,offset)")
+    return offsets
+
+
+def format_plan_csv(rows: Iterable[tuple[str, int, int]]) -> str:
+    """`topic,partition,offset` lines (no header: kafka-consumer-groups.sh reads it back too)."""
+    return "".join(f"{topic},{partition},{offset}\n" for topic, partition, offset in rows)
+
+
+# -- plans -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedOffset:
+    topic: str
+    partition: int
+    current_offset: Optional[int]  # the committed offset before the change (None: none)
+    new_offset: int
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition,
+                "current_offset": self.current_offset, "new_offset": self.new_offset}
+
+
+@dataclass(frozen=True)
+class ResetPlan:
+    group: str
+    partitions: tuple[PlannedOffset, ...]
+    executed: bool = False  # True once the offsets were committed
+
+    def offsets(self) -> dict[TopicPartition, int]:
+        return {(p.topic, p.partition): p.new_offset for p in self.partitions}
+
+    def to_csv(self) -> str:
+        return format_plan_csv((p.topic, p.partition, p.new_offset) for p in self.partitions)
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "executed": self.executed,
+                "partitions": [p.to_json() for p in self.partitions]}
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What the cluster said, fetched before planning."""
+
+    topic_partitions: Mapping[str, Sequence[int]]
+    """Existing partitions of every topic the plan may touch (absent: the topic does not exist)."""
+    committed: Mapping[TopicPartition, int]
+    earliest: Mapping[TopicPartition, int]
+    latest: Mapping[TopicPartition, int]
+    for_timestamp: Mapping[TopicPartition, Optional[int]] = field(default_factory=dict)
+    """For time targets: the first offset at/after the time (None: no such record)."""
+
+
+def topics_to_fetch(scope: Optional[Scope], target: Target, committed: Mapping[TopicPartition, int]) -> list[str]:
+    """The topics whose metadata `resolve_partitions` needs."""
+    if isinstance(target, FromFile):
+        names = {t for t, _ in target.offsets}
+    elif scope is None:
+        raise BadInput("give a scope: --topic TOPIC[:PARTITION,...] or --all-topics")
+    elif scope.all_topics:
+        names = {t for t, _ in committed}
+    else:
+        names = {s.topic for s in scope.topics}
+    return sorted(names)
+
+
+def check_exists(tp: TopicPartition, topic_partitions: Mapping[str, Sequence[int]]) -> None:
+    """BadInput unless `tp` is an existing partition (per `topic_partitions`)."""
+    topic, partition = tp
+    if topic not in topic_partitions:
+        raise BadInput(f"unknown topic '{topic}'")
+    existing = topic_partitions[topic]
+    if partition not in existing:
+        span = f"partitions 0-{max(existing)}" if existing else "no partitions"
+        raise BadInput(f"unknown partition {_tp(tp)} (topic '{topic}' has {span})")
+
+
+def resolve_partitions(
+    scope: Optional[Scope],
+    target: Target,
+    topic_partitions: Mapping[str, Sequence[int]],
+    committed: Mapping[TopicPartition, int],
+) -> tuple[TopicPartition, ...]:
+    """The partitions a reset touches, sorted; BadInput for unknown topics or partitions."""
+    if isinstance(target, FromFile):
+        wanted = set(target.offsets)
+        if scope is not None and not scope.all_topics:
+            inside = {s.topic: s.partitions for s in scope.topics}
+            wanted = {tp for tp in wanted
+                      if tp[0] in inside and (inside[tp[0]] is None or tp[1] in inside[tp[0]])}
+        for tp in sorted(wanted):
+            check_exists(tp, topic_partitions)
+        return tuple(sorted(wanted))
+    if scope is None:
+        raise BadInput("give a scope: --topic TOPIC[:PARTITION,...] or --all-topics")
+    if scope.all_topics:
+        return tuple(sorted(tp for tp in committed if tp[1] in topic_partitions.get(tp[0], ())))
+    resolved: set[TopicPartition] = set()
+    for s in scope.topics:
+        if s.topic not in topic_partitions:
+            raise BadInput(f"unknown topic '{s.topic}'")
+        if s.partitions is None:
+            resolved.update((s.topic, p) for p in topic_partitions[s.topic])
+            continue
+        for p in s.partitions:
+            check_exists((s.topic, p), topic_partitions)
+            resolved.add((s.topic, p))
+    return tuple(sorted(resolved))
+
+
+def _clamp(offset: int, low: int, high: int) -> int:
+    return max(low, min(offset, high))
+
+
+def plan_reset(group: str, scope: Optional[Scope], target: Target, inputs: PlanInputs) -> ResetPlan:
+    """The new offset of every partition in scope (not executed)."""
+    planned = []
+    for tp in resolve_partitions(scope, target, inputs.topic_partitions, inputs.committed):
+        low, high = inputs.earliest[tp], inputs.latest[tp]
+        current = inputs.committed.get(tp)
+        if isinstance(target, ToEarliest):
+            new = low
+        elif isinstance(target, ToLatest):
+            new = high
+        elif isinstance(target, ToOffset):
+            new = _clamp(target.offset, low, high)
+        elif isinstance(target, ShiftBy):
+            if current is None:
+                raise BadInput(f"cannot shift {_tp(tp)}: group '{group}' has no committed offset for it")
+            new = _clamp(current + target.delta, low, high)
+        elif isinstance(target, (ToDatetime, ByDuration)):
+            found = inputs.for_timestamp.get(tp)
+            new = high if found is None else _clamp(found, low, high)
+        elif isinstance(target, ToCurrent):
+            new = high if current is None else current
+        elif isinstance(target, FromFile):
+            new = _clamp(target.offsets[tp], low, high)
+        else:
+            raise TypeError(f"not a reset target: {target!r}")
+        planned.append(PlannedOffset(tp[0], tp[1], current, new))
+    return ResetPlan(group, tuple(planned))

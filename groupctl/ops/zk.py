@@ -1,0 +1,592 @@
+"""ZooKeeper inspection for operators: znodes, stored group documents, and their changes.
+
+Read-mostly access to what groupctl's coordinators keep in ZooKeeper (DESIGN.md §4, written by
+`groupctl.store.persist`), plus the legacy Kafka 0.8 consumer layout
+`/consumers/<group>/{ids,owners,offsets}` for clusters that still carry it. The only write is a
+rebalance request (`request_rebalance`), a znode the coordinator watches.
+
+Invariants:
+- One kazoo session per call (or per `ZkSession` block), on kazoo's plain threading handler: the
+  CLI is synchronous. Connecting is bounded by `timeout_s` (default 10 s) and so is every
+  request; running out of time is `Unreachable`, never a hang.
+- Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
+  coordinator's store. A missing chroot reads as missing znodes; nothing here creates it.
+- Group and topic names in paths are encoded as the store encodes them (`encode_name`); legacy
+  0.8 paths use the raw group name, as Kafka 0.8 wrote them.
+- `watch_documents` hands kazoo's callback thread over to the caller's thread through a queue;
+  changes in quick succession can be seen as one (ZooKeeper watches are one-shot and kazoo's
+  DataWatch re-reads the node), so a consumer may see generations skip.
+
+Legacy 0.8 groups are returned in this documented shape (`layout` "kafka-0.8"):
+```
+document: {"group": g,
+           "members": [{"consumer_id", "subscription": {topic: streams}, "pattern", "timestamp"}],
+           "ownership": {topic: {"<partition>": "<consumer thread id>"}}}
+offsets:  {topic: {"<partition>": {"offset": int}}}
+```
+groupctl groups (`layout` "groupctl") carry the stored document unchanged and their offsets as
+stored: `{topic: {"<partition>": {"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}}}`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    ConnectionLoss,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+    ZookeeperStoppedError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.recipe.watchers import DataWatch
+
+from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
+from groupctl.ops.rebalance import document_generation
+from groupctl.store.persist import (
+    BROKER_IDS,
+    decode_name,
+    encode_name,
+    group_path,
+    offsets_path,
+)
+from groupctl.store.zookeeper import split_connect
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_TREE_DEPTH = 8
+DEFAULT_TREE_NODES = 1000
+LEGACY_CONSUMERS = "/consumers"
+REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
+"""`<REBALANCE_REQUESTS>/<encoded group>` holds {"requested_at_ms", "reason"}: created by
+`request_rebalance`, deleted by the group's coordinator once it has started the rebalance."""
+
+# kazoo logs every failed connection attempt; a library must not print them to the operator's
+# terminal through logging's last-resort handler. Applications that configure logging see them.
+_KAZOO_LOG = logging.getLogger("groupctl.ops.zk.kazoo")
+_KAZOO_LOG.addHandler(logging.NullHandler())
+
+_UNREACHABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, ZookeeperStoppedError,
+                KazooTimeoutError)
+
+
+@dataclass(frozen=True)
+class ZnodeStat:
+    version: int
+    ctime_ms: int
+    mtime_ms: int
+    data_length: int
+    num_children: int
+    ephemeral_owner: Optional[int]  # the owning session id of an ephemeral znode
+
+    @classmethod
+    def from_kazoo(cls, stat: Any) -> "ZnodeStat":
+        return cls(version=stat.version, ctime_ms=stat.ctime, mtime_ms=stat.mtime,
+                   data_length=stat.dataLength, num_children=stat.numChildren,
+                   ephemeral_owner=stat.ephemeralOwner or None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "ctime_ms": self.ctime_ms, "mtime_ms": self.mtime_ms,
+                "data_length": self.data_length, "num_children": self.num_children,
+                "ephemeral_owner": self.ephemeral_owner}
+
+
+@dataclass(frozen=True)
+class Znode:
+    """One znode's data and stat (`zk get`)."""
+
+    path: str
+    data: bytes
+    stat: ZnodeStat
+
+    @property
+    def text(self) -> Optional[str]:
+        """The data as UTF-8 text; None when it is not UTF-8."""
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    @property
+    def document(self) -> Any:
+        """The data parsed as JSON; None when it is not JSON (or is empty)."""
+        text = self.text
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        text = self.text
+        return {
+            "path": self.path,
+            "stat": self.stat.to_json(),
+            "encoding": "utf-8" if text is not None else "base64",
+            "data": text if text is not None else base64.b64encode(self.data).decode("ascii"),
+            "document": self.document,
+        }
+
+
+@dataclass(frozen=True)
+class ZnodeChildren:
+    """A znode's children, sorted (`zk ls`); names are as stored (percent-encoded)."""
+
+    path: str
+    children: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "children": list(self.children)}
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    depth: int  # 0 for the tree's root
+    num_children: int
+
+
+@dataclass(frozen=True)
+class ZnodeTree:
+    """A depth-first, sorted walk below `path` (`zk tree`). `truncated` says that nodes exist
+    beyond what is listed: below `max_depth`, or after `max_nodes` entries."""
+
+    path: str
+    entries: tuple[TreeEntry, ...]
+    truncated: bool
+    max_depth: int
+    max_nodes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "nodes": [{"path": e.path, "depth": e.depth, "num_children": e.num_children}
+                      for e in self.entries],
+            "truncated": self.truncated,
+            "max_depth": self.max_depth,
+            "max_nodes": self.max_nodes,
+        }
+
+
+@dataclass(frozen=True)
+class ZkGroup:
+    """A group as ZooKeeper holds it (`zk show`); see the module docstring for both layouts."""
+
+    group: str
+    layout: str  # "groupctl" or "kafka-0.8"
+    path: str
+    document: dict[str, Any]
+    stat: ZnodeStat
+    offsets: dict[str, dict[str, dict[str, Any]]]
+
+    @property
+    def generation(self) -> Optional[int]:
+        return document_generation(self.document)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "layout": self.layout, "path": self.path,
+                "stat": self.stat.to_json(), "document": self.document, "offsets": self.offsets}
+
+
+@dataclass(frozen=True)
+class ZkCoordinator:
+    """Where a group's coordinator listens, according to ZooKeeper."""
+
+    node_id: int
+    host: str
+    port: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "host": self.host, "port": self.port}
+
+
+def normalize_path(path: str) -> str:
+    """An operator's path as ZooKeeper takes it: absolute, no trailing slash. BadInput else."""
+    if not path.startswith("/"):
+        raise BadInput(f"a ZooKeeper path starts with '/': {path!r}")
+    if path != "/":
+        path = path.rstrip("/")
+    if "//" in path or any(part in (".", "..") for part in path.split("/")) or "\0" in path:
+        raise BadInput(f"not a valid ZooKeeper path: {path!r}")
+    return path
+
+
+class ZkSession:
+    """One ZooKeeper session: `with ZkSession(connect) as session: ...`.
+
+    Every request waits at most `timeout_s`; a session that cannot connect within `timeout_s`
+    raises Unreachable from `__enter__`.
+    """
+
+    def __init__(self, connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.connect = connect
+        self.timeout_s = timeout_s
+        self._hosts, self._chroot = split_connect(connect)
+        self.client: Optional[KazooClient] = None
+
+    def __enter__(self) -> "ZkSession":
+        if not self._hosts.strip():
+            raise BadInput("no ZooKeeper connect string given (use --zk HOST:PORT[/CHROOT] or GROUPCTL_ZK)")
+        try:
+            client = KazooClient(
+                hosts=self._hosts,
+                timeout=self.timeout_s,
+                connection_retry=dict(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0),
+                logger=_KAZOO_LOG,
+            )
+        except ValueError as exc:
+            raise BadInput(f"not a ZooKeeper connect string: {self.connect!r} ({exc})") from None
+        try:
+            client.start(timeout=self.timeout_s)
+        except KazooTimeoutError:
+            _stop(client)
+            raise Unreachable(f"cannot reach ZooKeeper at {self.connect} within {self.timeout_s:g}s") from None
+        client.chroot = self._chroot
+        self.client = client
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            _stop(client)
+
+    def _call(self, what: str, start: Any) -> Any:
+        try:
+            return start().get(timeout=self.timeout_s)
+        except (NoNodeError, NodeExistsError):
+            raise
+        except _UNREACHABLE as exc:
+            raise Unreachable(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__}") from None
+        except KazooException as exc:
+            raise OpsError(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__} {exc}".rstrip()) from None
+
+    def get(self, path: str) -> Optional[Znode]:
+        """The znode at `path`, None when there is none."""
+        try:
+            data, stat = self._call(f"get {path}", lambda: self.client.get_async(path))
+        except NoNodeError:
+            return None
+        return Znode(path, data or b"", ZnodeStat.from_kazoo(stat))
+
+    def children(self, path: str) -> Optional[list[str]]:
+        """The sorted children of `path`, None when there is no such znode."""
+        try:
+            return sorted(self._call(f"children of {path}", lambda: self.client.get_children_async(path)))
+        except NoNodeError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        return self._call(f"exists {path}", lambda: self.client.exists_async(path)) is not None
+
+    def create(self, path: str, data: bytes) -> bool:
+        """Create `path` (and missing parents); False when it already exists."""
+        try:
+            self._call(f"create {path}", lambda: self.client.create_async(path, data, makepath=True))
+        except NodeExistsError:
+            return False
+        return True
+
+    def set(self, path: str, data: bytes) -> None:
+        self._call(f"set {path}", lambda: self.client.set_async(path, data))
+
+
+def _stop(client: KazooClient) -> None:
+    client.stop()
+    client.close()
+
+
+def zk_get(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Znode:
+    path = normalize_path(path)
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        node = session.get(path)
+    if node is None:
+        raise NotFound(f"no znode at {path}")
+    return node
+
+
+def zk_ls(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeChildren:
+    path = normalize_path(path)
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        children = session.children(path)
+    if children is None:
+        raise NotFound(f"no znode at {path}")
+    return ZnodeChildren(path, tuple(children))
+
+
+def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPTH,
+            max_nodes: int = DEFAULT_TREE_NODES, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeTree:
+    """The znodes below `path` (itself included, depth 0), depth first in name order, at most
+    `max_nodes` entries and `max_depth` levels below `path`."""
+    path = normalize_path(path)
+    if max_depth < 0 or max_nodes < 1:
+        raise BadInput(f"a tree needs max depth >= 0 and max nodes >= 1, not {max_depth} and {max_nodes}")
+    entries: list[TreeEntry] = []
+    truncated = False
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        root = session.get(path)
+        if root is None:
+            raise NotFound(f"no znode at {path}")
+        stack: list[tuple[str, int]] = [(path, 0)]
+        while stack:
+            if len(entries) >= max_nodes:
+                truncated = True
+                break
+            node_path, depth = stack.pop()
+            children = session.children(node_path)
+            if children is None:
+                continue  # deleted while walking
+            entries.append(TreeEntry(node_path, depth, len(children)))
+            if not children:
+                continue
+            if depth >= max_depth:
+                truncated = True
+                continue
+            prefix = "" if node_path == "/" else node_path
+            stack.extend((f"{prefix}/{child}", depth + 1) for child in reversed(children))
+    return ZnodeTree(path, tuple(entries), truncated, max_depth, max_nodes)
+
+
+def zk_show(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkGroup:
+    """The group's stored document and offsets; the legacy 0.8 layout when groupctl's has no
+    such group. NotFound when neither has it."""
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        found = _groupctl_group(session, group) or _legacy_group(session, group)
+    if found is None:
+        raise NotFound(f"group {group!r} does not exist in ZooKeeper")
+    return found
+
+
+def _decode_json(node: Znode) -> Any:
+    try:
+        return json.loads(node.data)
+    except ValueError:
+        raise OpsError(f"{node.path} does not hold a JSON document") from None
+
+
+def _groupctl_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
+    path = group_path(group)
+    node = session.get(path)
+    if node is None:
+        return None
+    document = _decode_json(node)
+    if not isinstance(document, dict):
+        raise OpsError(f"{path} does not hold a group document")
+    offsets: dict[str, dict[str, dict[str, Any]]] = {}
+    for component in session.children(offsets_path(group)) or []:
+        topic_node = session.get(f"{offsets_path(group)}/{component}")
+        if topic_node is None:
+            continue  # deleted since listed
+        stored = _decode_json(topic_node)
+        partitions = stored.get("partitions") if isinstance(stored, dict) else None
+        if not isinstance(partitions, dict):
+            raise OpsError(f"{topic_node.path} does not hold an offsets document")
+        offsets[decode_name(component)] = dict(sorted(partitions.items(), key=lambda kv: _partition_key(kv[0])))
+    return ZkGroup(group, "groupctl", path, document, node.stat, offsets)
+
+
+def _partition_key(partition: str) -> tuple[int, str]:
+    return (int(partition), "") if partition.isdigit() else (1 << 31, partition)
+
+
+def legacy_group_path(group: str) -> Optional[str]:
+    """`/consumers/<group>` as Kafka 0.8 named it; None for names 0.8 could not have stored."""
+    if group in ("", ".", "..") or "/" in group or "\0" in group:
+        return None
+    return f"{LEGACY_CONSUMERS}/{group}"
+
+
+def _legacy_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
+    path = legacy_group_path(group)
+    root = session.get(path) if path else None
+    if root is None:
+        return None
+    members = []
+    for consumer_id in session.children(f"{path}/ids") or []:
+        node = session.get(f"{path}/ids/{consumer_id}")
+        if node is None:
+            continue  # the consumer's ephemeral node went away since listed
+        registration = node.document if isinstance(node.document, dict) else {}
+        members.append({
+            "consumer_id": consumer_id,
+            "subscription": registration.get("subscription"),
+            "pattern": registration.get("pattern"),
+            "timestamp": registration.get("timestamp"),
+        })
+    ownership = _legacy_partition_values(session, f"{path}/owners", lambda node: node.text)
+    offsets = _legacy_partition_values(session, f"{path}/offsets", _legacy_offset)
+    document = {"group": group, "members": members, "ownership": ownership}
+    return ZkGroup(group, "kafka-0.8", path, document, root.stat,
+                   {topic: {p: {"offset": value} for p, value in partitions.items()}
+                    for topic, partitions in offsets.items()})
+
+
+def _legacy_offset(node: Znode) -> Optional[int]:
+    text = (node.text or "").strip()
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def _legacy_partition_values(session: ZkSession, path: str, read: Any) -> dict[str, dict[str, Any]]:
+    """`<path>/<topic>/<partition>` znodes as {topic: {partition: read(znode)}}."""
+    values: dict[str, dict[str, Any]] = {}
+    for topic in session.children(path) or []:
+        partitions: dict[str, Any] = {}
+        for partition in sorted(session.children(f"{path}/{topic}") or [], key=_partition_key):
+            node = session.get(f"{path}/{topic}/{partition}")
+            if node is not None:
+                partitions[partition] = read(node)
+        values[topic] = partitions
+    return values
+
+
+def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
+    """The node that coordinates `group`: the one its document names, when that node is
+    registered; otherwise the only registered node (one node coordinates every group until
+    coordinator clusters place groups). NotFound or Refused when ZooKeeper cannot tell."""
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        node = session.get(group_path(group))
+        document = node.document if node is not None else None
+        named = document.get("coordinator") if isinstance(document, dict) else None
+        registered = {}
+        for component in session.children(BROKER_IDS) or []:
+            broker = _broker(session, component)
+            if broker is not None:
+                registered[broker.node_id] = broker
+    if isinstance(named, int) and named in registered:
+        return registered[named]
+    if len(registered) == 1:
+        return next(iter(registered.values()))
+    if not registered:
+        raise NotFound(f"no coordinator is registered in ZooKeeper at {connect} ({BROKER_IDS} is empty)")
+    ids = ", ".join(str(i) for i in sorted(registered))
+    if isinstance(named, int):
+        raise NotFound(f"coordinator {named} of group {group!r} is not registered in ZooKeeper (registered: {ids})")
+    raise Refused(f"group {group!r} has no document and several coordinators are registered ({ids}): "
+                  "ZooKeeper cannot tell which one coordinates it")
+
+
+def _broker(session: ZkSession, component: str) -> Optional[ZkCoordinator]:
+    """The registration at `/brokers/ids/<component>`; None when it is gone or malformed."""
+    if not component.isdigit():
+        return None
+    node = session.get(f"{BROKER_IDS}/{component}")
+    document = node.document if node is not None else None
+    if not isinstance(document, dict) or not isinstance(document.get("host"), str):
+        return None
+    try:
+        return ZkCoordinator(node_id=int(component), host=document["host"], port=int(document["port"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms: int,
+                      timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
+    """Ask the group's coordinator for a rebalance through ZooKeeper; True when a request was
+    already pending (its reason and time are then replaced). NotFound for a group without a
+    document; Refused for a group without members (there is nothing to rebalance)."""
+    request = json.dumps({"requested_at_ms": now_ms, "reason": reason}, separators=(",", ":")).encode()
+    path = f"{REBALANCE_REQUESTS}/{encode_name(group)}"
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        node = session.get(group_path(group))
+        if node is None:
+            raise NotFound(f"group {group!r} does not exist in ZooKeeper")
+        document = _decode_json(node)
+        if isinstance(document, dict) and not document.get("members"):
+            raise Refused(f"group {group!r} is {document.get('state', 'Empty')}: it has no members to rebalance")
+        if session.create(path, request):
+            return False
+        session.set(path, request)
+        return True
+
+
+def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[dict[str, Any]]]:
+    """The group's current document (None when it has none), then every document whose
+    generation differs from the last one yielded, and None when the group is deleted. Returns
+    when `time.monotonic()` passes `deadline` (None: never)."""
+    path = group_path(group)
+    changes: "queue.Queue[Optional[bytes]]" = queue.Queue()
+    watching = threading.Event()
+    watching.set()
+
+    def on_change(data: Optional[bytes], stat: Any) -> Optional[bool]:
+        # kazoo's callback thread: hand over, never block; False ends kazoo's watch.
+        if not watching.is_set():
+            return False
+        changes.put(data if stat is not None else None)
+        return None
+
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        try:
+            DataWatch(session.client, path, on_change)
+            first = True
+            last: Optional[int] = None
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return
+                try:
+                    data = changes.get(timeout=remaining)
+                except queue.Empty:
+                    return
+                document = _parse_document(path, data)
+                generation = document_generation(document)
+                if first or (document is None and last is not None) or (document is not None and generation != last):
+                    first = False
+                    last = generation
+                    yield document
+        finally:
+            watching.clear()
+
+
+def _parse_document(path: str, data: Optional[bytes]) -> Optional[dict[str, Any]]:
+    if data is None:
+        return None
+    try:
+        document = json.loads(data)
+    except ValueError:
+        raise OpsError(f"{path} does not hold a JSON document") from None
+    if not isinstance(document, dict):
+        raise OpsError(f"{path} does not hold a group document")
+    return document
+
+
+def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,
+             connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[dict[str, Any]]:
+    """Each new group document (a generation different from the previous one), starting after
+    the current one. Ends after `count` documents (None: never); raises Timeout when
+    `timeout_s` runs out first. A group that does not exist yet is waited for."""
+    if count is not None and count < 1:
+        raise BadInput(f"count must be at least 1, not {count}")
+    if timeout_s is not None and timeout_s <= 0:
+        raise BadInput(f"timeout must be positive, not {timeout_s:g}s")
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    seen = 0
+    documents = watch_documents(connect, group, deadline=deadline, timeout_s=connect_timeout_s)
+    try:
+        next(documents, None)  # the current document: not new
+        for document in documents:
+            if document is None:
+                continue  # deleted: its next document will be new
+            yield document
+            seen += 1
+            if count is not None and seen >= count:
+                return
+    finally:
+        documents.close()
+    raise Timeout(_timeout_message(group, seen, count, timeout_s, "new generation"))
+
+
+def _timeout_message(group: str, seen: int, count: Optional[int], timeout_s: Optional[float], what: str) -> str:
+    wanted = f"{seen} of {count}" if count is not None else str(seen)
+    return f"timed out after {timeout_s:g}s watching group {group!r} ({wanted} {what}s seen)"

@@ -1,0 +1,94 @@
+"""Reading a group's stored document, and waiting for the next one.
+
+Serves groupctl's extension API GroupctlDescribeGroup (`group describe` shows the generation,
+`rebalance watch` follows rebalances, both with `--bootstrap` alone): the answer is the document
+exactly as the store holds it (DESIGN.md §4), never one rebuilt from memory, because during a
+rebalance the core is already at a generation whose document is not written yet (a watcher that
+saw that generation early would miss its Stable document).
+
+Waiting is event-driven: the runtime calls `changed(records)` once a result's records are
+durable, which wakes the waiters of every group with a new document or a tombstone; a woken
+waiter re-reads the store. There is no polling.
+
+Invariants:
+- A waiter is registered before it reads the store, so a document written between its read and
+  its wait still wakes it.
+- `wait` returns the first stored document whose generation is greater than `after_generation`;
+  None as soon as a document it had seen is deleted; otherwise, when time runs out or the node
+  shuts down (`release`), the current document (None if there is none).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterable, Optional
+
+from groupctl.coordinator.records import GroupMetadataRecord, GroupTombstone, Record
+from groupctl.store.base import MetadataStore
+from groupctl.store.persist import decode_document, group_path
+
+
+def generation_of(document: Any) -> int:
+    """The document's generation (-1 when it names none)."""
+    generation = document.get("generation") if isinstance(document, dict) else None
+    return generation if isinstance(generation, int) else -1
+
+
+class GroupDocuments:
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+        self._waiters: dict[str, set[asyncio.Future]] = {}
+        self._released = False
+
+    async def current(self, group: str) -> Optional[dict[str, Any]]:
+        """The group's stored document, or None when there is none."""
+        path = group_path(group)
+        node = await self._store.get(path)
+        return None if node is None else decode_document(path, node.data)
+
+    async def wait(self, group: str, after_generation: int, timeout_s: float) -> Optional[dict[str, Any]]:
+        """The group's document once its generation passes `after_generation`, or whatever is
+        stored when `timeout_s` runs out (see the module invariants)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout_s)
+        seen = False
+        while True:
+            changed = loop.create_future()
+            waiters = self._waiters.setdefault(group, set())
+            waiters.add(changed)
+            try:
+                document = await self.current(group)
+                if document is not None and generation_of(document) > after_generation:
+                    return document
+                if document is None and seen:
+                    return None  # deleted while we waited
+                seen = seen or document is not None
+                remaining = deadline - loop.time()
+                if remaining <= 0 or self._released:
+                    return document
+                try:
+                    await asyncio.wait_for(changed, remaining)
+                except TimeoutError:
+                    pass  # read once more and answer with what is stored
+            finally:
+                waiters.discard(changed)
+                if not waiters and self._waiters.get(group) is waiters:
+                    del self._waiters[group]
+
+    def changed(self, records: Iterable[Record]) -> None:
+        """`records` are durable: wake whoever waits for the groups they rewrote or deleted."""
+        if not self._waiters:
+            return
+        for record in records:
+            if isinstance(record, (GroupMetadataRecord, GroupTombstone)):
+                for future in self._waiters.get(record.group, ()):
+                    if not future.done():
+                        future.set_result(None)
+
+    def release(self) -> None:
+        """The node is shutting down: every wait answers now with what is stored."""
+        self._released = True
+        for waiters in self._waiters.values():
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)

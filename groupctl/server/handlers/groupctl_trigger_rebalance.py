@@ -1,0 +1,52 @@
+"""GroupctlTriggerRebalance (API 32001, groupctl's own), version 0: start a group's rebalance.
+
+Why it exists: `groupctl rebalance trigger GROUP` must make the coordinator start the group's
+next generation (after changing partitions, to rebalance away a hot member, to test consumers)
+with `--bootstrap` alone. Kafka has no such API (operators there restart or remove members).
+Other Kafka clients ignore the key in ApiVersions.
+
+Version notes:
+- v0 is flexible (request header v2, response header v1, tagged fields).
+
+Answers:
+- NONE: a Stable or CompletingRebalance group went to PreparingRebalance; its members rejoin on
+  their next heartbeat, and the completed rebalance writes a document with a higher generation
+  whose "rebalance" block has reason "trigger", the request's `reason` as its detail and the
+  requesting client id. A group already in PreparingRebalance is left as it is, also NONE (the
+  rebalance in progress is the one asked for), with an `error_message` saying so.
+- INVALID_REQUEST for an Empty group: it has no members, so no new generation can come; an
+  error (rather than NONE) tells the operator, and a script waiting for the next generation,
+  that nothing will happen. `groupctl --zk ... rebalance trigger` refuses the same case.
+- GROUP_ID_NOT_FOUND for a group the coordinator does not know.
+
+Deliberate difference from Apache Kafka, which has no such API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupctl.coordinator.classic.messages import TriggerRebalanceResult
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.extensions import TRIGGER_REBALANCE_KEY
+from groupctl.protocol.registry import api
+from groupctl.server.context import RequestContext
+
+
+def _answer(group: str, result: TriggerRebalanceResult) -> tuple[ErrorCode, str | None]:
+    if result.error is ErrorCode.GROUP_ID_NOT_FOUND:
+        return result.error, f"group {group!r} does not exist"
+    if result.error is not ErrorCode.NONE:
+        return result.error, None
+    if result.state == "Empty":
+        return ErrorCode.INVALID_REQUEST, f"group {group!r} is Empty: it has no members to rebalance"
+    if not result.started:
+        return ErrorCode.NONE, f"group {group!r} is already rebalancing ({result.state})"
+    return ErrorCode.NONE, None
+
+
+@api(key=TRIGGER_REBALANCE_KEY, versions=(0, 0))
+async def handle_groupctl_trigger_rebalance(ctx: RequestContext, request: Any) -> Any:
+    result = await ctx.node.trigger_rebalance(request.group_id, request.reason, ctx.client_id or None)
+    error, message = _answer(request.group_id, result)
+    return ctx.respond(throttle_time_ms=0, error_code=int(error), error_message=message)

@@ -1,0 +1,468 @@
+"""groupctl.ops over the Kafka protocol against a real in-process coordinator, with real
+kafka-python producers, consumers and admin client as peers and judges.
+
+Committed offsets are checked with kafka-python's own admin client (an independent OffsetFetch),
+never with the code under test.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from groupctl.ops import groups, offsets
+from groupctl.ops.errors import BadInput, NotFound, Refused, Unreachable
+from groupctl.ops.kafka_client import KafkaClient
+from groupctl.ops.reset import (
+    ByDuration,
+    FromFile,
+    ShiftBy,
+    ToCurrent,
+    ToDatetime,
+    ToEarliest,
+    ToLatest,
+    ToOffset,
+    make_scope,
+)
+from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+from groupctl.protocol.registry import REGISTRY
+from tests.support.consumers import wait_until
+
+RECORDS_PER_PARTITION = 10
+STEP_MS = 60_000  # record i of every partition is stamped BASE + i * STEP_MS
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def admin(bootstrap: str):
+    client = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    with admin(bootstrap) as client:
+        client.create_topics([NewTopic(name, partitions, 1)])
+
+
+def produce(bootstrap: str, topic: str, partitions: int, base_ms: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    futures = [producer.send(topic, value=f"{p}-{i}".encode(), partition=p, timestamp_ms=base_ms + i * STEP_MS)
+               for i in range(RECORDS_PER_PARTITION) for p in range(partitions)]
+    producer.flush(30)
+    for future in futures:
+        future.get(timeout=10)
+    producer.close()
+
+
+def committed_by_kafka_python(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
+    with admin(bootstrap) as client:
+        fetched = client.list_group_offsets(group).get(group, {})
+    return {(tp.topic, tp.partition): meta.offset for tp, meta in fetched.items() if meta.offset >= 0}
+
+
+def commit_by_kafka_python(bootstrap: str, group: str, wanted: dict[tuple[str, int], int]) -> None:
+    with admin(bootstrap) as client:
+        client.alter_group_offsets(group, {TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
+                                           for (t, p), o in wanted.items()})
+
+
+@contextmanager
+def active_member(bootstrap: str, group: str, topic: str, client_id: str = "ops-test"):
+    """A kafka-python consumer that has joined `group` and owns partitions while inside."""
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
+                             enable_auto_commit=False, auto_offset_reset="earliest",
+                             session_timeout_ms=10_000, heartbeat_interval_ms=1_000,
+                             # a leader that assigned before it saw the topic rejoins soon
+                             metadata_max_age_ms=500)
+    try:
+        wait_until(lambda: consumer.poll(200) is not None and consumer.assignment(), 20,
+                   interval=0, message=f"{client_id} to be assigned partitions")
+        yield consumer
+    finally:
+        consumer.close()
+
+
+@pytest.fixture
+def events(coordinator):
+    """Topic "events": 2 partitions of 10 records, record i stamped BASE + i minutes, where
+    BASE is 15 minutes ago; yields (bootstrap, BASE)."""
+    base = int(time.time() * 1000) - 15 * STEP_MS
+    create_topic(coordinator.bootstrap, "events", 2)
+    produce(coordinator.bootstrap, "events", 2, base)
+    return coordinator.bootstrap, base
+
+
+@pytest.fixture
+def idle_group(events):
+    """Group "idle" without members, committed at offset 6 on both partitions of "events"."""
+    bootstrap, _ = events
+    commit_by_kafka_python(bootstrap, "idle", {("events", 0): 6, ("events", 1): 6})
+    return "idle"
+
+
+# -- describe, list, find --------------------------------------------------------------------
+
+
+def test_describe_reports_state_members_assignment_and_lag_with_the_documented_keys(events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events", client_id="reader-1"):
+        doc = groups.describe_group(bootstrap, "readers").to_json()
+    assert list(doc) == ["group", "state", "protocol_type", "protocol", "generation", "coordinator",
+                         "members", "offsets"]
+    assert (doc["group"], doc["state"], doc["protocol_type"], doc["protocol"]) == (
+        "readers", "Stable", "consumer", "range")
+    assert doc["coordinator"] == {"node_id": 0, "host": "127.0.0.1", "port": int(bootstrap.rsplit(":")[1])}
+    [member] = doc["members"]
+    assert set(member) == {"member_id", "client_id", "client_host", "assignment"}
+    assert member["client_id"] == "reader-1" and member["member_id"].startswith("reader-1-")
+    assert member["assignment"] == {"events": [0, 1]}
+    # Nothing committed yet: the assigned partitions are shown with their log end, lag unknown.
+    assert doc["offsets"] == [
+        {"topic": "events", "partition": 0, "committed_offset": None, "log_end_offset": 10, "lag": None},
+        {"topic": "events", "partition": 1, "committed_offset": None, "log_end_offset": 10, "lag": None},
+    ]
+
+
+def test_describe_lag_is_log_end_minus_the_committed_offset(events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events") as consumer:
+        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(4, "", -1),
+                         TopicPartition("events", 1): OffsetAndMetadata(10, "", -1)})
+        description = groups.describe_group(bootstrap, "readers")
+    assert [(o.partition, o.committed_offset, o.log_end_offset, o.lag) for o in description.offsets] == [
+        (0, 4, 10, 6), (1, 10, 10, 0)]
+    assert description.owner("events", 0).client_id == "ops-test"
+
+
+def test_describe_without_offsets_skips_the_offset_lookups(idle_group, events):
+    bootstrap, _ = events
+    description = groups.describe_group(bootstrap, idle_group, include_offsets=False)
+    assert description.state == "Empty" and description.members == () and description.offsets == ()
+
+
+def test_describe_of_a_memberless_group_with_offsets_shows_it_empty(idle_group, events):
+    bootstrap, _ = events
+    description = groups.describe_group(bootstrap, idle_group)
+    assert (description.state, description.members) == ("Empty", ())
+    assert [(o.committed_offset, o.lag) for o in description.offsets] == [(6, 4), (6, 4)]
+
+
+def test_describe_of_an_unknown_group_is_not_found(coordinator):
+    with pytest.raises(NotFound, match="group 'ghost' does not exist"):
+        groups.describe_group(coordinator.bootstrap, "ghost")
+
+
+def test_without_the_groupctl_extension_the_generation_is_null(events, monkeypatch):
+    bootstrap, _ = events
+    monkeypatch.delitem(REGISTRY, DESCRIBE_GROUP_KEY, raising=False)  # a plain Kafka broker
+    with active_member(bootstrap, "readers", "events"):
+        description = groups.describe_group(bootstrap, "readers")
+    assert description.state == "Stable" and description.generation is None
+
+
+def test_over_groupctl_describe_reports_the_generation_of_the_stored_document(zk_coordinator, zk_connect):
+    if DESCRIBE_GROUP_KEY not in REGISTRY:
+        pytest.skip("the coordinator does not serve GroupctlDescribeGroup yet")
+    from kazoo.client import KazooClient
+    import json
+
+    bootstrap = zk_coordinator.bootstrap
+    create_topic(bootstrap, "events", 2)
+    with active_member(bootstrap, "readers", "events"):
+        description = groups.describe_group(bootstrap, "readers")
+        hosts, _, chroot = zk_connect.partition("/")
+        zk = KazooClient(hosts=hosts)
+        zk.start(timeout=10)
+        try:
+            stored = json.loads(zk.get(f"/{chroot}/groups/readers")[0])
+        finally:
+            zk.stop()
+            zk.close()
+    assert isinstance(description.generation, int) and description.generation >= 1
+    assert description.generation == stored["generation"]
+
+
+def test_list_groups_filters_by_state_case_insensitively(idle_group, events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events"):
+        everything = groups.list_groups(bootstrap)
+        stable = groups.list_groups(bootstrap, ["stable"])
+        empty = groups.list_groups(bootstrap, ["Empty"])
+        both = groups.list_groups(bootstrap, ["Empty", "STABLE"])
+    assert [(g.group, g.state) for g in everything] == [("idle", "Empty"), ("readers", "Stable")]
+    assert [g.group for g in stable] == ["readers"]
+    assert [g.group for g in empty] == ["idle"]
+    assert [g.group for g in both] == ["idle", "readers"]
+    assert everything[1].to_json() == {"group": "readers", "state": "Stable", "protocol_type": "consumer",
+                                       "coordinator": everything[1].coordinator.to_json()}
+
+
+def test_list_groups_with_an_unknown_state_is_bad_input(coordinator):
+    with pytest.raises(BadInput, match="unknown group state 'sleeping'"):
+        groups.list_groups(coordinator.bootstrap, ["sleeping"])
+
+
+def test_find_coordinator_names_the_node(coordinator):
+    node = groups.find_coordinator(coordinator.bootstrap, "anything")
+    assert node.to_json() == {"node_id": 0, "host": "127.0.0.1", "port": coordinator.port}
+
+
+# -- delete groups ---------------------------------------------------------------------------
+
+
+def test_delete_groups_deletes_idle_groups_and_refuses_active_ones_naming_the_state(idle_group, events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events"):
+        results = groups.delete_groups(bootstrap, [idle_group, "readers", "ghost"])
+        assert groups.describe_group(bootstrap, "readers").state == "Stable"
+    assert [r.deleted for r in results] == [True, False, False]
+    assert isinstance(results[1].error, Refused)
+    assert str(results[1].error) == ("group 'readers' is Stable with 1 member(s); "
+                                     "only a group without members can be deleted")
+    assert isinstance(results[2].error, NotFound)
+    assert results[0].to_json() == {"group": "idle", "deleted": True, "error": None}
+    assert committed_by_kafka_python(bootstrap, idle_group) == {}
+    with pytest.raises(NotFound):
+        groups.describe_group(bootstrap, idle_group)
+
+
+# -- changing offsets on an active group is refused -------------------------------------------
+
+
+REFUSAL = r"group 'readers' is Stable with 1 member\(s\); offsets can only be changed while the group is inactive \(Empty\)"
+
+
+def test_commit_reset_and_import_are_refused_on_an_active_group_and_change_nothing(events, tmp_path):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events") as consumer:
+        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(3, "", -1)})
+        with pytest.raises(Refused, match=REFUSAL):
+            offsets.commit_offsets(bootstrap, "readers", {("events", 0): 9})
+        with pytest.raises(Refused, match=REFUSAL):
+            offsets.reset_offsets(bootstrap, "readers", make_scope(["events"], False), ToLatest(), execute=True)
+        with pytest.raises(Refused, match=REFUSAL):
+            offsets.reset_offsets(bootstrap, "readers", make_scope(["events"], False), ToLatest())
+        with pytest.raises(Refused, match=REFUSAL):
+            offsets.import_offsets(bootstrap, "readers", {("events", 0): 9}, execute=True)
+        assert committed_by_kafka_python(bootstrap, "readers") == {("events", 0): 3}
+
+
+# -- resets ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [
+    "to-earliest", "to-latest", "to-offset", "to-offset-clamped", "shift-back", "shift-clamped",
+    "to-datetime", "to-datetime-after-the-end", "by-duration", "to-current", "from-file",
+])
+def test_every_reset_target_commits_its_plan(name, idle_group, events):
+    bootstrap, base = events
+    now = int(time.time() * 1000)
+    target, expected = {
+        "to-earliest": (ToEarliest(), [0, 0]),
+        "to-latest": (ToLatest(), [10, 10]),
+        "to-offset": (ToOffset(3), [3, 3]),
+        "to-offset-clamped": (ToOffset(10**9), [10, 10]),
+        "shift-back": (ShiftBy(-2), [4, 4]),
+        "shift-clamped": (ShiftBy(-100), [0, 0]),
+        "to-datetime": (ToDatetime(base + 3 * STEP_MS), [3, 3]),
+        "to-datetime-after-the-end": (ToDatetime(now + 3_600_000), [10, 10]),
+        # now - 8.5 minutes lies between records 6 (9 minutes ago) and 7 (8 minutes ago)
+        "by-duration": (ByDuration(now - (base + 6 * STEP_MS) - STEP_MS // 2), [7, 7]),
+        "to-current": (ToCurrent(), [6, 6]),
+        "from-file": (FromFile({("events", 0): 2, ("events", 1): 8}), [2, 8]),
+    }[name]
+    scope = None if isinstance(target, FromFile) else make_scope(["events"], False)
+    plan = offsets.reset_offsets(bootstrap, idle_group, scope, target, execute=True, now_ms=now)
+    assert plan.executed
+    assert [(p.partition, p.current_offset, p.new_offset) for p in plan.partitions] == [
+        (0, 6, expected[0]), (1, 6, expected[1])]
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): expected[0], ("events", 1): expected[1]}
+
+
+def test_a_reset_of_some_partitions_leaves_the_others_alone(idle_group, events):
+    bootstrap, _ = events
+    offsets.reset_offsets(bootstrap, idle_group, make_scope(["events:1"], False), ToEarliest(), execute=True)
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 0}
+
+
+def test_all_topics_resets_every_committed_partition(idle_group, events):
+    bootstrap, _ = events
+    create_topic(bootstrap, "other", 1)
+    plan = offsets.reset_offsets(bootstrap, idle_group, make_scope([], True), ToLatest(), execute=True)
+    assert [(p.topic, p.partition) for p in plan.partitions] == [("events", 0), ("events", 1)]
+
+
+def test_a_dry_run_plans_but_changes_nothing(idle_group, events):
+    bootstrap, _ = events
+    plan = offsets.reset_offsets(bootstrap, idle_group, make_scope(["events"], False), ToEarliest())
+    assert not plan.executed and plan.offsets() == {("events", 0): 0, ("events", 1): 0}
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 6}
+
+
+def test_a_group_that_does_not_exist_yet_can_be_given_offsets(events):
+    bootstrap, _ = events
+    plan = offsets.reset_offsets(bootstrap, "fresh", make_scope(["events:0"], False), ToOffset(5), execute=True)
+    assert [(p.current_offset, p.new_offset) for p in plan.partitions] == [(None, 5)]
+    assert committed_by_kafka_python(bootstrap, "fresh") == {("events", 0): 5}
+
+
+@pytest.mark.parametrize("scope, message", [
+    (["nope"], "unknown topic 'nope'"),
+    (["events:5"], r"unknown partition events:5 \(topic 'events' has partitions 0-1\)"),
+])
+def test_a_reset_naming_an_unknown_topic_or_partition_is_bad_input(scope, message, idle_group, events):
+    bootstrap, _ = events
+    with pytest.raises(BadInput, match=message):
+        offsets.reset_offsets(bootstrap, idle_group, make_scope(scope, False), ToEarliest(), execute=True)
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 6}
+
+
+# -- commit, show, export / import, delete ---------------------------------------------------
+
+
+def test_commit_sets_exactly_the_given_offsets(idle_group, events):
+    bootstrap, _ = events
+    plan = offsets.commit_offsets(bootstrap, idle_group, {("events", 1): 2})
+    assert plan.executed and [(p.partition, p.current_offset, p.new_offset) for p in plan.partitions] == [(1, 6, 2)]
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 2}
+
+
+def test_commit_to_an_unknown_topic_or_partition_is_bad_input(idle_group, events):
+    bootstrap, _ = events
+    with pytest.raises(BadInput, match="unknown topic 'nope'"):
+        offsets.commit_offsets(bootstrap, idle_group, {("nope", 0): 1})
+    with pytest.raises(BadInput, match="unknown partition events:2"):
+        offsets.commit_offsets(bootstrap, idle_group, {("events", 2): 1})
+
+
+def test_show_offsets_reports_committed_log_end_and_lag(idle_group, events):
+    bootstrap, _ = events
+    shown = offsets.show_offsets(bootstrap, idle_group).to_json()
+    assert shown == {"group": "idle", "state": "Empty", "offsets": [
+        {"topic": "events", "partition": 0, "committed_offset": 6, "log_end_offset": 10, "lag": 4},
+        {"topic": "events", "partition": 1, "committed_offset": 6, "log_end_offset": 10, "lag": 4},
+    ]}
+
+
+@pytest.mark.parametrize("operation", ["show", "export", "describe"])
+def test_offsets_of_an_unknown_group_are_not_found(operation, coordinator):
+    call = {"show": offsets.show_offsets, "export": offsets.export_offsets, "describe": groups.describe_group}
+    with pytest.raises(NotFound, match="group 'ghost' does not exist"):
+        call[operation](coordinator.bootstrap, "ghost")
+
+
+def test_export_edit_import_round_trip(idle_group, events, tmp_path):
+    bootstrap, _ = events
+    exported = offsets.export_offsets(bootstrap, idle_group)
+    assert exported == "events,0,6\nevents,1,6\n"
+    plan_file = tmp_path / "plan.csv"
+    plan_file.write_text(exported.replace("events,1,6", "events,1,1"))
+    planned = offsets.read_plan_file(plan_file)
+
+    dry = offsets.import_offsets(bootstrap, idle_group, planned)
+    assert not dry.executed and dry.offsets() == {("events", 0): 6, ("events", 1): 1}
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 6}
+
+    done = offsets.import_offsets(bootstrap, idle_group, planned, execute=True)
+    assert done.executed
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 1}
+    assert offsets.export_offsets(bootstrap, idle_group) == "events,0,6\nevents,1,1\n"
+
+
+def test_reading_a_missing_or_malformed_plan_file_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="does not exist"):
+        offsets.read_plan_file(tmp_path / "missing.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("events,0,1\nevents;1;2\n")
+    with pytest.raises(BadInput, match=r"bad.csv:2: expected topic,partition,offset"):
+        offsets.read_plan_file(bad)
+
+
+def test_delete_offsets_removes_only_the_scoped_partitions(idle_group, events):
+    bootstrap, _ = events
+    results = offsets.delete_offsets(bootstrap, idle_group, make_scope(["events:0"], False))
+    assert [r.to_json() for r in results] == [{"topic": "events", "partition": 0, "deleted": True, "error": None}]
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 1): 6}
+
+
+def test_delete_offsets_is_refused_for_a_topic_the_group_consumes(events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events") as consumer:
+        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(3, "", -1)})
+        [result] = offsets.delete_offsets(bootstrap, "readers", make_scope(["events:0"], False))
+        assert isinstance(result.error, Refused) and "subscribed to topic 'events'" in str(result.error)
+        assert committed_by_kafka_python(bootstrap, "readers") == {("events", 0): 3}
+
+
+# -- reaching the cluster --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_refused_bootstrap_fails_at_once_with_unreachable():
+    port = free_port()
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=rf"cannot reach bootstrap 127.0.0.1:{port} within 10s: connection refused"):
+        groups.describe_group(f"127.0.0.1:{port}", "g")
+    assert time.monotonic() - started < 10
+
+
+def test_a_bootstrap_that_never_answers_fails_within_the_timeout():
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = "127.0.0.1:%d" % silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(Unreachable, match=rf"cannot reach bootstrap {address} within 1s: timed out"):
+            groups.list_groups(address, timeout=1)
+        assert time.monotonic() - started < 3
+
+
+def test_a_server_that_hangs_up_is_unreachable():
+    with socket.socket() as rude:
+        rude.bind(("127.0.0.1", 0))
+        rude.listen()
+        address = "127.0.0.1:%d" % rude.getsockname()[1]
+
+        def hang_up_once():
+            connection, _ = rude.accept()
+            connection.close()
+
+        threading.Thread(target=hang_up_once, daemon=True).start()
+        with pytest.raises(Unreachable, match=rf"cannot reach bootstrap {address} within 10s: connection (closed|reset)"):
+            groups.find_coordinator(address, "g")
+
+
+def test_malformed_bootstrap_is_bad_input():
+    with pytest.raises(BadInput, match="bootstrap server 'nohost' is not HOST:PORT"):
+        groups.find_coordinator("nohost", "g")
+
+
+def test_one_connection_serves_a_whole_describe(idle_group, events, monkeypatch):
+    bootstrap, _ = events
+    opened = []
+    original = KafkaClient._open
+
+    def counting(self, host, port, deadline):
+        opened.append((host, port))
+        return original(self, host, port, deadline)
+
+    monkeypatch.setattr(KafkaClient, "_open", counting)
+    groups.describe_group(bootstrap, idle_group)
+    assert opened == [tuple(bootstrap.rsplit(":", 1)[:1]) + (int(bootstrap.rsplit(":", 1)[1]),)]

@@ -1,0 +1,159 @@
+"""The runtime's guarantees: replies never show state the store has not accepted, a failed write
+makes the node reload from the store, ZooKeeper session loss re-registers the node, and
+shutdown with live clients is quick."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from kazoo.client import KazooClient
+
+from groupctl.coordinator.classic.messages import CommitOffsets, FetchOffsets, PartitionOffset
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.server.runtime import CoordinatorUnavailable, Node
+from groupctl.store.base import StoreUnavailable
+from groupctl.store.zookeeper import split_connect
+from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.coordinator import CoordinatorProcess, node_config
+
+SCENARIO_TIMEOUT_S = 30
+
+
+def run(scenario):
+    async def bounded():
+        return await asyncio.wait_for(scenario, SCENARIO_TIMEOUT_S)
+
+    return asyncio.run(bounded())
+
+
+def simple_commit(group: str, offset: int) -> CommitOffsets:
+    return CommitOffsets(group_id=group, generation_id=-1, member_id="", group_instance_id=None,
+                         offsets=(PartitionOffset("t", 0, offset),))
+
+
+async def committed(node: Node, group: str) -> int:
+    result = await node.call_groups(
+        lambda core, token, now: core.fetch_offsets(token, FetchOffsets(group, (("t", 0),)), now))
+    return result.offsets[0].offset
+
+
+class HeldWrites:
+    """Wraps the node's writer: each write waits for `release`, then succeeds or fails."""
+
+    def __init__(self, node: Node) -> None:
+        self.real = node.writer.write
+        self.release = asyncio.Event()
+        self.fail = False
+        node.writer.write = self.write
+
+    async def write(self, records):
+        await self.release.wait()
+        if self.fail:
+            raise StoreUnavailable("injected store failure")
+        await self.real(records)
+
+
+async def started_node(**overrides) -> Node:
+    node = Node(node_config(topics=(("t", 1),), **overrides))
+    await node.load()
+    return node
+
+
+def test_an_offset_fetch_waits_until_an_earlier_commit_is_durable():
+    async def scenario():
+        node = await started_node()
+        held = HeldWrites(node)
+        commit = asyncio.ensure_future(node.call_groups(
+            lambda core, token, now: core.commit_offsets(token, simple_commit("g", 42), now)))
+        await asyncio.sleep(0)
+        fetch = asyncio.ensure_future(committed(node, "g"))
+        await asyncio.sleep(0.05)
+        assert not commit.done() and not fetch.done()
+        held.release.set()
+        assert (await commit).partitions[0].error == ErrorCode.NONE
+        assert await fetch == 42
+        await node.close()
+
+    run(scenario())
+
+
+def test_a_failed_write_fails_its_request_and_the_core_reloads_what_the_store_holds():
+    async def scenario():
+        node = await started_node()
+        await node.call_groups(lambda core, token, now: core.commit_offsets(token, simple_commit("g", 7), now))
+        held = HeldWrites(node)
+        held.fail = True
+        commit = asyncio.ensure_future(node.call_groups(
+            lambda core, token, now: core.commit_offsets(token, simple_commit("g", 42), now)))
+        await asyncio.sleep(0)
+        fetch = asyncio.ensure_future(committed(node, "g"))
+        await asyncio.sleep(0.05)  # the fetch is now queued behind the held write
+        held.release.set()
+        with pytest.raises(CoordinatorUnavailable):
+            await commit
+        with pytest.raises(CoordinatorUnavailable):
+            await fetch  # it was queued behind the failed write: it must not see 42
+        held.fail = False
+        assert await committed(node, "g") == 7  # reloaded from the store, not the failed 42
+        await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
+    hosts, chroot = split_connect(zk_connect)
+
+    def expire(session_id: int, password: bytes) -> None:
+        # Attaching to the same session and closing it ends the session on the server.
+        thief = KazooClient(hosts=hosts, client_id=(session_id, password))
+        thief.start(timeout=10)
+        thief.stop()
+        thief.close()
+
+    def registration():
+        """(document, owning session id) of /brokers/ids/0, or None."""
+        client = KazooClient(hosts=hosts)
+        client.start(timeout=10)
+        try:
+            found = client.exists(f"{chroot}/brokers/ids/0")
+            if not found:
+                return None
+            return json.loads(client.get(f"{chroot}/brokers/ids/0")[0]), found.ephemeralOwner
+        finally:
+            client.stop()
+            client.close()
+
+    async def scenario():
+        node = await started_node(zk=zk_connect, zk_session_timeout_s=4.0)
+        await node.register("127.0.0.1", 9999)
+        old_session, password = node.store._client.client_id
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, expire, old_session, password)
+        for _ in range(200):
+            await asyncio.sleep(0.1)
+            found = await loop.run_in_executor(None, registration)
+            if found and found[1] != old_session:
+                break
+        else:
+            pytest.fail("the node did not register again after its session expired")
+        document, owner = found
+        assert document["port"] == 9999 and owner == node.store._client.client_id[0]
+        await node.close()
+
+    run(scenario())
+
+
+def test_sigterm_with_a_live_consumer_stops_well_within_the_drain_timeout(tmp_path):
+    node = CoordinatorProcess("--topic", "jobs:2", log_path=tmp_path / "coordinator.log").start()
+    consumer = ConsumerProcess("kafka-python", node.bootstrap, "workers", "jobs", client_id="w")
+    try:
+        wait_until(lambda: consumer.snapshot()[0], 60, message="assignment")
+        started = time.monotonic()
+        assert node.terminate() == 0
+        assert time.monotonic() - started < 3.0
+    finally:
+        consumer.kill()

@@ -1,0 +1,355 @@
+"""The offset-reset planner (groupctl.ops.reset): every target and scope over fetched data,
+clamping, and the parsers behind the CLI's options (datetimes, durations, TOPIC:PARTITION=OFFSET,
+scopes, CSV plans)."""
+
+from __future__ import annotations
+
+from datetime import timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groupctl.ops.errors import BadInput
+from groupctl.ops.reset import (
+    ByDuration,
+    FromFile,
+    PlanInputs,
+    ResetPlan,
+    Scope,
+    ShiftBy,
+    ToCurrent,
+    ToDatetime,
+    ToEarliest,
+    ToLatest,
+    ToOffset,
+    TopicScope,
+    format_plan_csv,
+    lookup_timestamp,
+    make_scope,
+    parse_datetime,
+    parse_duration,
+    parse_offset_assignment,
+    parse_offset_assignments,
+    parse_plan_csv,
+    parse_topic_scope,
+    plan_reset,
+    topics_to_fetch,
+)
+
+# orders: 3 partitions with ranges [5, 50], [0, 20], [10, 10] (empty); payments: 1 partition.
+TOPICS = {"orders": (0, 1, 2), "payments": (0,)}
+EARLIEST = {("orders", 0): 5, ("orders", 1): 0, ("orders", 2): 10, ("payments", 0): 100}
+LATEST = {("orders", 0): 50, ("orders", 1): 20, ("orders", 2): 10, ("payments", 0): 200}
+COMMITTED = {("orders", 0): 30, ("orders", 1): 20}
+
+
+def inputs(**overrides) -> PlanInputs:
+    values = dict(topic_partitions=TOPICS, committed=COMMITTED, earliest=EARLIEST, latest=LATEST)
+    values.update(overrides)
+    return PlanInputs(**values)
+
+
+def new_offsets(plan: ResetPlan) -> dict:
+    return plan.offsets()
+
+
+ORDERS = make_scope(["orders"], False)
+
+
+# -- scopes ----------------------------------------------------------------------------------
+
+
+def test_topic_scope_covers_every_partition_of_the_topic():
+    plan = plan_reset("g", ORDERS, ToEarliest(), inputs())
+    assert [(p.topic, p.partition) for p in plan.partitions] == [("orders", 0), ("orders", 1), ("orders", 2)]
+
+
+def test_topic_partition_scope_covers_only_the_named_partitions():
+    plan = plan_reset("g", make_scope(["orders:0,2"], False), ToLatest(), inputs())
+    assert new_offsets(plan) == {("orders", 0): 50, ("orders", 2): 10}
+
+
+def test_all_topics_scope_is_every_committed_partition():
+    committed = {("orders", 1): 3, ("payments", 0): 150}
+    plan = plan_reset("g", make_scope([], True), ToEarliest(), inputs(committed=committed))
+    assert new_offsets(plan) == {("orders", 1): 0, ("payments", 0): 100}
+
+
+def test_all_topics_skips_committed_partitions_of_topics_that_no_longer_exist():
+    committed = {("orders", 1): 3, ("gone", 0): 7}
+    plan = plan_reset("g", make_scope([], True), ToEarliest(), inputs(committed=committed))
+    assert new_offsets(plan) == {("orders", 1): 0}
+
+
+def test_repeated_topic_options_merge_their_partitions():
+    assert make_scope(["orders:0", "orders:2", "payments"], False) == Scope(
+        topics=(TopicScope("orders", (0, 2)), TopicScope("payments")))
+    assert make_scope(["orders:0", "orders"], False).topics == (TopicScope("orders"),)
+
+
+def test_unknown_topic_in_scope_is_bad_input():
+    with pytest.raises(BadInput, match="unknown topic 'nope'"):
+        plan_reset("g", make_scope(["nope"], False), ToEarliest(), inputs())
+
+
+def test_unknown_partition_in_scope_is_bad_input_naming_the_existing_range():
+    with pytest.raises(BadInput, match=r"unknown partition orders:7 \(topic 'orders' has partitions 0-2\)"):
+        plan_reset("g", make_scope(["orders:7"], False), ToEarliest(), inputs())
+
+
+@pytest.mark.parametrize("topics, all_topics, message", [
+    ([], False, "give a scope"),
+    (["orders"], True, "not both"),
+])
+def test_scope_needs_exactly_one_of_topic_or_all_topics(topics, all_topics, message):
+    with pytest.raises(BadInput, match=message):
+        make_scope(topics, all_topics)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("orders", TopicScope("orders")),
+    ("orders:1", TopicScope("orders", (1,))),
+    ("orders:2,0,2", TopicScope("orders", (0, 2))),
+    ("my.topic-v2_x:0", TopicScope("my.topic-v2_x", (0,))),
+])
+def test_topic_scope_parsing(text, expected):
+    assert parse_topic_scope(text) == expected
+
+
+@pytest.mark.parametrize("text", ["orders:", "orders:a", "orders:-1", "orders:1,,2", "bad topic", ":1", "a/b"])
+def test_malformed_topic_scope_is_bad_input(text):
+    with pytest.raises(BadInput):
+        parse_topic_scope(text)
+
+
+def test_topics_to_fetch_follows_the_scope_or_the_file():
+    assert topics_to_fetch(make_scope([], True), ToEarliest(), COMMITTED) == ["orders"]
+    assert topics_to_fetch(make_scope(["payments", "orders:1"], False), ToEarliest(), {}) == ["orders", "payments"]
+    assert topics_to_fetch(None, FromFile({("payments", 0): 1}), COMMITTED) == ["payments"]
+
+
+def test_a_scopeless_reset_other_than_from_file_is_bad_input():
+    with pytest.raises(BadInput, match="give a scope"):
+        plan_reset("g", None, ToEarliest(), inputs())
+
+
+# -- targets ---------------------------------------------------------------------------------
+
+
+def test_to_earliest_and_to_latest_use_the_partition_range():
+    assert new_offsets(plan_reset("g", ORDERS, ToEarliest(), inputs())) == {
+        ("orders", 0): 5, ("orders", 1): 0, ("orders", 2): 10}
+    assert new_offsets(plan_reset("g", ORDERS, ToLatest(), inputs())) == {
+        ("orders", 0): 50, ("orders", 1): 20, ("orders", 2): 10}
+
+
+def test_to_offset_is_clamped_into_each_partition_range():
+    assert new_offsets(plan_reset("g", ORDERS, ToOffset(15), inputs())) == {
+        ("orders", 0): 15, ("orders", 1): 15, ("orders", 2): 10}
+    assert new_offsets(plan_reset("g", ORDERS, ToOffset(0), inputs()))[("orders", 0)] == 5
+    assert new_offsets(plan_reset("g", ORDERS, ToOffset(10**12), inputs()))[("orders", 0)] == 50
+
+
+def test_shift_by_moves_from_the_committed_offset_and_is_clamped():
+    scope = make_scope(["orders:0,1"], False)
+    assert new_offsets(plan_reset("g", scope, ShiftBy(-10), inputs())) == {("orders", 0): 20, ("orders", 1): 10}
+    assert new_offsets(plan_reset("g", scope, ShiftBy(+15), inputs())) == {("orders", 0): 45, ("orders", 1): 20}
+    assert new_offsets(plan_reset("g", scope, ShiftBy(-1000), inputs())) == {("orders", 0): 5, ("orders", 1): 0}
+
+
+def test_shift_by_a_partition_without_a_committed_offset_is_bad_input():
+    with pytest.raises(BadInput, match="cannot shift orders:2: group 'g' has no committed offset"):
+        plan_reset("g", ORDERS, ShiftBy(1), inputs())
+
+
+def test_time_targets_use_the_offset_found_for_the_time_or_latest_when_there_is_none():
+    found = {("orders", 0): 12, ("orders", 1): None, ("orders", 2): None}
+    for target in (ToDatetime(1_700_000_000_000), ByDuration(60_000)):
+        plan = plan_reset("g", ORDERS, target, inputs(for_timestamp=found))
+        assert new_offsets(plan) == {("orders", 0): 12, ("orders", 1): 20, ("orders", 2): 10}
+
+
+def test_lookup_timestamp_is_the_datetime_or_now_minus_the_duration():
+    assert lookup_timestamp(ToDatetime(123), now_ms=10_000) == 123
+    assert lookup_timestamp(ByDuration(4_000), now_ms=10_000) == 6_000
+    assert lookup_timestamp(ToEarliest(), now_ms=10_000) is None
+
+
+def test_to_current_keeps_committed_offsets_and_moves_uncommitted_partitions_to_latest():
+    assert new_offsets(plan_reset("g", ORDERS, ToCurrent(), inputs())) == {
+        ("orders", 0): 30, ("orders", 1): 20, ("orders", 2): 10}
+
+
+def test_from_file_needs_no_scope_and_clamps_the_file_offsets():
+    target = FromFile({("orders", 0): 7, ("orders", 1): 99, ("payments", 0): 1})
+    assert new_offsets(plan_reset("g", None, target, inputs())) == {
+        ("orders", 0): 7, ("orders", 1): 20, ("payments", 0): 100}
+
+
+def test_from_file_with_a_topic_scope_plans_only_the_file_partitions_inside_it():
+    target = FromFile({("orders", 0): 7, ("orders", 1): 9, ("payments", 0): 150})
+    assert new_offsets(plan_reset("g", make_scope(["orders:1"], False), target, inputs())) == {("orders", 1): 9}
+    assert len(plan_reset("g", make_scope([], True), target, inputs()).partitions) == 3
+
+
+def test_from_file_naming_an_unknown_partition_is_bad_input():
+    with pytest.raises(BadInput, match="unknown partition orders:9"):
+        plan_reset("g", None, FromFile({("orders", 9): 1}), inputs())
+
+
+def test_plans_record_the_committed_offset_they_replace_and_are_not_executed():
+    plan = plan_reset("g", make_scope(["orders:0,2"], False), ToLatest(), inputs())
+    assert plan.to_json() == {"group": "g", "executed": False, "partitions": [
+        {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50},
+        {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10},
+    ]}
+    assert plan.to_csv() == "orders,0,50\norders,2,10\n"
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+@st.composite
+def ranged_partition(draw):
+    earliest = draw(st.integers(0, 10**9))
+    latest = draw(st.integers(earliest, earliest + 10**9))
+    committed = draw(st.integers(0, 3 * 10**9))
+    return earliest, latest, committed
+
+
+def single(earliest, latest, committed):
+    tp = ("t", 0)
+    return PlanInputs({"t": (0,)}, {tp: committed}, {tp: earliest}, {tp: latest})
+
+
+@given(ranged_partition(), st.integers(-(10**10), 10**10))
+def test_shift_by_always_lands_within_earliest_and_latest(partition, delta):
+    earliest, latest, committed = partition
+    plan = plan_reset("g", make_scope(["t"], False), ShiftBy(delta), single(earliest, latest, committed))
+    new = plan.partitions[0].new_offset
+    assert earliest <= new <= latest
+    if earliest <= committed + delta <= latest:
+        assert new == committed + delta
+
+
+@given(ranged_partition(), st.integers(0, 10**10))
+def test_to_offset_and_from_file_always_land_within_earliest_and_latest(partition, offset):
+    earliest, latest, committed = partition
+    for target in (ToOffset(offset), FromFile({("t", 0): offset})):
+        new = plan_reset("g", make_scope(["t"], False), target, single(earliest, latest, committed)).partitions[0].new_offset
+        assert new == min(max(offset, earliest), latest)
+
+
+@given(st.dictionaries(st.tuples(st.from_regex(r"[A-Za-z0-9._-]{1,20}", fullmatch=True), st.integers(0, 999)),
+                       st.integers(0, 10**15), min_size=1, max_size=20))
+def test_a_csv_plan_reads_back_what_was_written(offsets):
+    text = format_plan_csv((t, p, o) for (t, p), o in sorted(offsets.items()))
+    assert parse_plan_csv(text) == offsets
+
+
+# -- datetimes and durations -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected_ms", [
+    ("1970-01-01T00:00:00Z", 0),
+    ("2024-02-29T12:30:15Z", 1709209815000),
+    ("2024-02-29T12:30:15.5Z", 1709209815500),
+    ("2024-02-29T12:30:15.123Z", 1709209815123),
+    ("2024-02-29T12:30:15.123456789Z", 1709209815123),
+    ("2024-02-29T14:30:15+02:00", 1709209815000),
+    ("2024-02-29T14:30:15+0200", 1709209815000),
+    ("2024-02-29T10:30:15-02", 1709209815000),
+    ("2024-02-29t12:30:15z", 1709209815000),
+])
+def test_datetimes_parse_to_epoch_milliseconds(text, expected_ms):
+    assert parse_datetime(text) == expected_ms
+
+
+def test_a_datetime_without_a_zone_is_local_time():
+    plus_five = timezone(timedelta(hours=5))
+    assert parse_datetime("2024-02-29T17:30:15", default_tz=plus_five) == 1709209815000
+
+
+@pytest.mark.parametrize("text", [
+    "", "yesterday", "2024-02-29", "2024-02-29T12:30", "2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z",
+    "2024-02-29T24:00:00Z", "2024-02-29T12:30:15+25:00", "2024-02-29T12:30:15+02:75", "2024-02-29 12:30:15Z",
+    "2024-02-29T12:30:15.Z", "2024-02-29T12:30:15.1234567890Z", "2024-02-29T12:30:15UTC",
+])
+def test_unparseable_datetimes_are_bad_input_showing_the_expected_form(text):
+    with pytest.raises(BadInput, match=r"cannot parse date-time .*YYYY-MM-DDTHH:mm:SS"):
+        parse_datetime(text)
+
+
+@pytest.mark.parametrize("text, expected_ms", [
+    ("PT30M", 1_800_000),
+    ("P1D", 86_400_000),
+    ("P1DT2H3M4S", 93_784_000),
+    ("PT0.5S", 500),
+    ("PT1,25S", 1_250),
+    ("pt10s", 10_000),
+    ("PT0S", 0),
+    ("P2DT0H", 172_800_000),
+])
+def test_durations_parse_to_milliseconds(text, expected_ms):
+    assert parse_duration(text) == expected_ms
+
+
+@pytest.mark.parametrize("text", ["", "P", "PT", "P1DT", "30M", "PT-5M", "P1W", "P1Y", "PT1H2", "PT1.S", "P1H", "1h"])
+def test_unparseable_durations_are_bad_input_showing_the_expected_form(text):
+    with pytest.raises(BadInput, match=r"cannot parse duration .*PnDTnHnMnS"):
+        parse_duration(text)
+
+
+# -- TOPIC:PARTITION=OFFSET -------------------------------------------------------------------
+
+
+def test_offset_assignments_parse():
+    assert parse_offset_assignment("orders:2=15") == (("orders", 2), 15)
+    assert parse_offset_assignments(["orders:0=1", "orders:1=2", "orders:0=1"]) == {
+        ("orders", 0): 1, ("orders", 1): 2}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("orders=5", "is not TOPIC:PARTITION=OFFSET"),
+    ("orders:1", "is not TOPIC:PARTITION=OFFSET"),
+    (":1=5", "is not TOPIC:PARTITION=OFFSET"),
+    ("orders:x=5", "partition 'x'"),
+    ("orders:1=-5", "offset '-5'"),
+    ("orders:1=", "offset ''"),
+    ("or ders:1=5", "invalid topic name"),
+])
+def test_malformed_offset_assignments_are_bad_input(text, message):
+    with pytest.raises(BadInput, match=message):
+        parse_offset_assignment(text)
+
+
+def test_conflicting_or_missing_offset_assignments_are_bad_input():
+    with pytest.raises(BadInput, match="orders:0 is given two different offsets"):
+        parse_offset_assignments(["orders:0=1", "orders:0=2"])
+    with pytest.raises(BadInput, match="at least one"):
+        parse_offset_assignments([])
+
+
+# -- CSV plans -------------------------------------------------------------------------------
+
+
+def test_csv_plans_allow_a_header_blank_lines_comments_and_spaces():
+    text = "topic,partition,offset\n\n# exported by hand\n orders , 0 , 5 \norders,1,7\r\n"
+    assert parse_plan_csv(text, "plan.csv") == {("orders", 0): 5, ("orders", 1): 7}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("orders,0,5\norders,1\n", r"plan.csv:2: expected topic,partition,offset, got 'orders,1'"),
+    ("orders,0,5\n\norders,1,2,3\n", r"plan.csv:3: expected topic,partition,offset"),
+    ("orders,zero,5\n", r"plan.csv:1: partition 'zero' is not a non-negative integer"),
+    ("orders,0,-5\n", r"plan.csv:1: offset '-5' is not a non-negative integer"),
+    ("orders,0,5\nbad topic,0,1\n", r"plan.csv:2: invalid topic name 'bad topic'"),
+    ("orders,0,5\norders,1,6\norders,0,7\n", r"plan.csv:3: orders:0 appears twice \(first on line 1\)"),
+    ("orders,0,5\ntopic,partition,offset\n", r"plan.csv:2: partition 'partition'"),
+    ("", r"plan.csv: no offsets"),
+    ("topic,partition,offset\n# nothing\n", r"plan.csv: no offsets"),
+])
+def test_malformed_csv_plans_are_bad_input_naming_the_line(text, message):
+    with pytest.raises(BadInput, match=message):
+        parse_plan_csv(text, "plan.csv")
