@@ -11,11 +11,11 @@ APT_PACKAGES := zookeeper kcat
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e . --config-settings editable_mode=compat  # a .pth path entry: no import-hook finder on every CLI start
 	touch $@
 
 $(TEST_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]' --config-settings editable_mode=compat
 	touch $@
 
 venv: $(STAMP)

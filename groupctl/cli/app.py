@@ -1,31 +1,130 @@
 """The `groupctl` Typer application: global options and command groups.
 
+Usage errors found while parsing (an unknown option, `--to-offset abc`) are reported like every
+other expected failure: one line on stderr, `groupctl: error: ...`, exit status 2.
+
 Startup cost matters (`groupctl --help` is run interactively and by completion scripts): this
 module and the command modules import neither kafka, kazoo nor pyspark at import time; each
-command imports what it needs when it runs.
+command imports what it needs when it runs. A command group's module is imported, and its click
+commands built, only when the group is looked up (`LazyCommandGroups`): `groupctl group describe`
+does not build `offsets`, `zk`, ... (~8 ms of a ~120 ms run); `--help` and completion, which
+list every group, load them all.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Optional
+import functools
+import importlib
+import inspect
+import sys
+from collections.abc import Iterator, MutableMapping
+from typing import Any, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
-from groupctl.cli import coordinator
+from groupctl.cli.context import OutputFormat, env, with_global_options
+
+
+COMMAND_GROUPS = {
+    "coordinator": "groupctl.cli.coordinator",
+    "group": "groupctl.cli.group",
+    "offsets": "groupctl.cli.offsets",
+    "zk": "groupctl.cli.zk",
+    "rebalance": "groupctl.cli.rebalance",
+}
+"""Command group name -> the module whose Typer `app` implements it, in help order."""
+
+
+class LazyCommandGroups(MutableMapping):
+    """The root command's `commands` mapping: name -> click command, building a group from its
+    module (`COMMAND_GROUPS`) on first lookup.
+
+    Names (iteration, `in`, `keys()`) never load anything; any lookup (`[name]`, `get`,
+    `items()`, `values()`) loads what it returns. click and Typer reach subcommands only through
+    this mapping, so resolving `group describe` loads `group` alone, while help, completion and
+    anything walking `items()` see the whole tree.
+    """
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._entries: dict[str, str | click.Command] = dict(modules)  # str: module not loaded yet
+
+    def __getitem__(self, name: str) -> click.Command:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = self._entries[name] = _load_group(name, entry)
+        return entry
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._entries[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _load_group(name: str, module: str) -> click.Command:
+    """The click group for `module`'s Typer app, as `app.add_typer(module.app, name=name)` builds it."""
+    command = typer.main.get_group(_command_group_app(module))
+    command.name = name
+    return command
+
+
+@functools.cache
+def _command_group_app(module: str) -> typer.Typer:
+    """`module`'s Typer app, its commands accepting the global options (once per process: the
+    click tree is rebuilt for every `get_command(app)`, the app is not)."""
+    sub_app = importlib.import_module(module).app
+    _accept_global_options_after_commands(sub_app)
+    return sub_app
+
+
+class OneLineUsageErrors(TyperGroup):
+    """The root command: parsing errors become one line instead of a usage box; command groups
+    load on first use (`LazyCommandGroups`)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        commands = LazyCommandGroups(COMMAND_GROUPS)
+        commands.update(self.commands)  # any command registered on `app` itself
+        self.commands = commands
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # a command group given no command: its help
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            message = " ".join(exc.format_message().split())
+            print(f"groupctl: error: {message}{hint}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            print(f"groupctl: error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            print("groupctl: aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
+
 
 app = typer.Typer(
+    cls=OneLineUsageErrors,
     name="groupctl",
     help="Kafka consumer-group coordination: run a coordinator, inspect and repair groups.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class OutputFormat(str, Enum):
-    table = "table"
-    json = "json"
 
 
 @app.callback()
@@ -36,7 +135,12 @@ def main_options(
     zk: Optional[str] = typer.Option(None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[/chroot]."),
     output: OutputFormat = typer.Option(OutputFormat.table, help="table for people, json for scripts."),
 ) -> None:
-    ctx.obj = {"bootstrap": bootstrap, "zk": zk, "output": output.value}
+    current = env(ctx)
+    current.bootstrap, current.zk, current.output = bootstrap, zk, output.value
 
 
-app.add_typer(coordinator.app, name="coordinator")
+def _accept_global_options_after_commands(sub_app: typer.Typer) -> None:
+    """Every command that reads the global options also takes them after its name."""
+    for command in sub_app.registered_commands:
+        if "ctx" in inspect.signature(command.callback).parameters:
+            command.callback = with_global_options(command.callback)

@@ -18,7 +18,7 @@ FILES = {"bash": "groupctl.bash", "zsh": "_groupctl", "fish": "groupctl.fish"}
 
 
 def render(shell: str) -> str:
-    from typer._click.shell_completion import get_completion_class
+    from click.shell_completion import get_completion_class
     from typer.completion import completion_init
     from typer.main import get_command
 

@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from groupctl.cli.errors import BadInput
+from groupctl.cli import render
+from groupctl.cli.context import env, guard
+from groupctl.cli.errors import BadInput, CliError
 
 app = typer.Typer(help="Run or locate group coordinators.", no_args_is_help=True)
 
@@ -68,3 +70,31 @@ def run(
         ),
     )
     run_node(config, log_level=log_level)
+
+
+@app.command("find")
+@guard
+def find(ctx: typer.Context, group: str = typer.Argument(..., help="Group id.")) -> None:
+    """Show GROUP's coordinator: node id, host and port.
+
+    From FindCoordinator with --bootstrap, from ZooKeeper with --zk; given both, the two must
+    agree."""
+    current = env(ctx)
+    current.need_source()
+    answers = {}
+    if current.bootstrap:
+        from groupctl.ops.groups import find_coordinator
+
+        answers["bootstrap"] = find_coordinator(current.bootstrap, group).to_json()
+    if current.zk:
+        from groupctl.ops.zk import coordinator_from_zk
+
+        answers["zk"] = coordinator_from_zk(current.zk, group).to_json()
+    first, *others = answers.values()
+    if any(other != first for other in others):
+        raise CliError("the coordinator from FindCoordinator ({bootstrap}) and from ZooKeeper ({zk}) disagree"
+                       .format(**{k: f"node {v['node_id']} at {v['host']}:{v['port']}" for k, v in answers.items()}))
+    if current.json:
+        render.emit_json(current, first)
+    else:
+        render.show(current, render.table(["NODE", "HOST", "PORT"], [(first["node_id"], first["host"], first["port"])]))

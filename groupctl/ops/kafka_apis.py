@@ -29,7 +29,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
-from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from groupctl.ops.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.kafka_client import (
     RETRIABLE_COORDINATOR_ERRORS,
@@ -116,6 +115,18 @@ def describe_groups_call(coordinator: Node, groups: Sequence[str]) -> Call:
     return Call(coordinator, DESCRIBE_GROUPS, (0, 6), build)
 
 
+def _member_assignment(protocol_type: str, data: bytes) -> dict[str, tuple[int, ...]]:
+    """{topic: partitions} for protocol type "consumer"; {} for other types (their bytes are
+    opaque to groupctl) and for bytes that do not decode."""
+    # Imported on first use: its kafka-python message classes cost ~1 ms, which describing a
+    # group without members never needs.
+    from groupctl.coordinator import consumer_protocol
+
+    if protocol_type != consumer_protocol.CONSUMER_PROTOCOL_TYPE:
+        return {}
+    return {t: tuple(ps) for t, ps in consumer_protocol.decode_assignment(data).items()}
+
+
 def parse_describe_groups(response: Any) -> list[GroupInfo]:
     """One GroupInfo per group, in request order; a group that does not exist has exists=False."""
     infos = []
@@ -123,16 +134,13 @@ def parse_describe_groups(response: Any) -> list[GroupInfo]:
         missing = g.error_code == GROUP_ID_NOT_FOUND or (g.error_code == 0 and g.group_state == "Dead")
         if not missing:
             _check_group_error(g.error_code, g.group_id, "DescribeGroups")
-        consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
         members = tuple(
             MemberInfo(
                 member_id=m.member_id,
                 group_instance_id=m.group_instance_id,
                 client_id=m.client_id,
                 client_host=m.client_host,
-                assignment={
-                    t: tuple(ps) for t, ps in (decode_assignment(m.member_assignment) if consumer else {}).items()
-                },
+                assignment=_member_assignment(g.protocol_type, m.member_assignment),
             )
             for m in g.members
         )

@@ -11,7 +11,10 @@ sockets. It is built for one-shot commands (a CLI invocation), so it does as lit
 - one ApiVersions exchange per connection; each request then uses the highest version both
   sides support within the range the caller can build;
 - `call_many` pipelines requests: all are written before any response is read (Kafka answers
-  requests on one connection in order), across any number of connections.
+  requests on one connection in order), across any number of connections;
+- messages go through kafka-python's interpreted codec, not the compiled one (`encode_request`,
+  `decode_response`): a command sends each message once or a few times, and compiling a codec
+  costs more than interpreting the schema for a handful of messages.
 
 Works against any Kafka cluster and against groupctl's coordinator (which also advertises the
 extension APIs of `groupctl.protocol.extensions`).
@@ -30,6 +33,7 @@ Invariants:
 from __future__ import annotations
 
 import importlib
+import io
 import socket
 import struct
 import time
@@ -38,6 +42,8 @@ from functools import cache
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kafka.errors import for_code
+from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.data_container import DataContainer
 
 import groupctl
 from groupctl.ops.errors import BadInput, OpsError, Unreachable, Unsupported
@@ -88,6 +94,42 @@ def message_classes(key: int) -> tuple[type, type]:
     from groupctl.protocol import schemas  # every message class: only for other APIs
 
     return schemas.request_class(key), schemas.response_class(key)
+
+
+def encode_request(request: Any, version: int) -> bytes:
+    """`request` (with its header attached) framed as `request.encode(header=True, framed=True)`
+    frames it, byte for byte, but through kafka-python's interpreted codec.
+
+    Why: `ApiMessage.encode`/`decode` generate and compile a Python function per (message,
+    version) on first use, ~0.4-1.5 ms each, which pays off over thousands of messages (the
+    coordinator) but dominates a one-shot command (a `group describe` uses fourteen). The
+    interpreted codec (`DataContainer.encode`/`decode`, the schema walk those functions are
+    generated from) takes 10-150 us per small message. A class that overrides `encode` keeps
+    its own (the protocol rule it carries wins over speed).
+    """
+    if type(request).encode is not ApiMessage.encode:
+        return bytes(request.encode(version=version, header=True, framed=True))
+    flexible = request.flexible_version_q(version)
+    header = request.encode_header(flexible=flexible)
+    body = DataContainer.encode(request, version=version, compact=flexible, tagged=flexible)
+    return _LENGTH.pack(len(header) + len(body)) + header + body
+
+
+def decode_response(cls: type, frame: bytes, version: int) -> tuple[int, Any]:
+    """(correlation id, response) of an unframed response `frame` of message class `cls`, as
+    `cls.decode(frame, version=version, header=True)` decodes it, through the interpreted codec
+    (see `encode_request`). A class that overrides `decode` keeps its own: ApiVersionsResponse
+    reads an error answer as a v0 body whatever the version asked. Raises what kafka-python
+    raises for malformed input (IndexError, struct.error, ValueError, ...)."""
+    if cls.decode.__func__ is not ApiMessage.decode.__func__:
+        response = cls.decode(frame, version=version, header=True)
+        return response.header.correlation_id, response
+    data = io.BytesIO(frame)
+    header = cls.parse_header(data, version=version)
+    flexible = cls.flexible_version_q(version)
+    response = super(ApiMessage, cls).decode(data, version=version, compact=flexible, tagged=flexible)
+    return header.correlation_id, response
+
 
 Build = Callable[[type, int], Any]
 """`build(versioned_request_class, version) -> request`: builds the request at the negotiated
@@ -210,7 +252,7 @@ class _Connection:
         request = build(message_classes(key)[0][version], version)
         self._correlation_id += 1
         request.with_header(correlation_id=self._correlation_id, client_id=self.client_id)
-        data = bytes(request.encode(header=True, framed=True))
+        data = encode_request(request, version)
         try:
             self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
             self.sock.sendall(data)
@@ -221,14 +263,11 @@ class _Connection:
     def receive(self, key: int, version: int, correlation_id: int, deadline: float) -> Any:
         frame = self._read_frame(deadline)
         try:
-            response = message_classes(key)[1][version].decode(frame, version=version, header=True)
+            answered, response = decode_response(message_classes(key)[1][version], frame, version)
         except Exception as exc:  # kafka-python raises bare IndexError/struct.error/ValueError
             raise OpsError(f"undecodable response from {self.where} (API {key} v{version}): {exc}") from None
-        if response.header.correlation_id != correlation_id:
-            raise OpsError(
-                f"{self.where} answered correlation id {response.header.correlation_id}, "
-                f"expected {correlation_id}"
-            )
+        if answered != correlation_id:
+            raise OpsError(f"{self.where} answered correlation id {answered}, expected {correlation_id}")
         return response
 
     def _read_frame(self, deadline: float) -> bytes:

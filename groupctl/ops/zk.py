@@ -7,7 +7,7 @@ rebalance request (`request_rebalance`), a znode the coordinator watches.
 
 Invariants:
 - One kazoo session per call (or per `ZkSession` block), on kazoo's plain threading handler: the
-  CLI is synchronous. Connecting is bounded by `timeout_s` (default 10 s) and so is every
+  CLI is synchronous. Connecting is bounded by `timeout_s` (default 8 s) and so is every
   request; running out of time is `Unreachable`, never a hang.
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
   coordinator's store. A missing chroot reads as missing znodes; nothing here creates it.
@@ -63,7 +63,9 @@ from groupctl.store.persist import (
 )
 from groupctl.store.zookeeper import split_connect
 
-DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_TIMEOUT_S = 8.0
+"""Connect and request bound: 8 s, so that a CLI command against an unreachable ZooKeeper
+(interpreter start-up and session teardown included) ends within 10 s."""
 DEFAULT_TREE_DEPTH = 8
 DEFAULT_TREE_NODES = 1000
 LEGACY_CONSUMERS = "/consumers"

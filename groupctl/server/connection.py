@@ -169,6 +169,8 @@ class Connection:
             response = await request.spec.handler(ctx, request.body)
             if rule is not None and rule.action == "drop":
                 return None
+            if rule is not None and rule.action == "delay":
+                await asyncio.sleep(rule.delay_s)
         if response is None:
             return None
         return framing.encode_response(response, request.correlation_id)

@@ -1,8 +1,9 @@
-"""Fault injection for tests with real clients: observe, replace or drop requests by API key.
+"""Fault injection for tests with real clients: observe, replace, drop or delay requests by API key.
 
 Installed on a running `Node` (`node.faults`); the dispatcher consults it before and after each
 handler. Rules are one-shot unless `times` says otherwise, so a test can, for example, drop the
-next Heartbeat response and watch a real client recover.
+next Heartbeat response and watch a real client recover, or hold a SyncGroup answer back the way
+a slow store write does.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any, Callable, Optional
 
 @dataclass
 class _Rule:
-    action: str  # "drop" | "replace"
+    action: str  # "drop" | "replace" | "delay"
     times: int
     make_response: Optional[Callable[[Any, Any], Any]] = None  # (ctx, request) -> response
+    delay_s: float = 0.0  # "delay": how long the handled response is held back
 
 
 class FaultInjector:
@@ -35,6 +37,11 @@ class FaultInjector:
         """Answer the next request(s) of `api_key` with `make_response(ctx, request)` instead of
         running the handler."""
         self._rules.setdefault(api_key, []).append(_Rule("replace", times, make_response))
+
+    def delay_next(self, api_key: int, seconds: float, times: int = 1) -> None:
+        """Handle the next request(s) of `api_key` at once but hold each response back for
+        `seconds` (the connection answers nothing else meanwhile, as it keeps request order)."""
+        self._rules.setdefault(api_key, []).append(_Rule("delay", times, delay_s=seconds))
 
     def clear(self) -> None:
         self._rules.clear()

@@ -141,7 +141,6 @@ class Node:
         """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
         lives until its ZooKeeper session expires; like a Kafka broker, wait that out (bounded by
         twice the session timeout) rather than take over a node another live process may own."""
-        self.bound_port = port
         deadline = asyncio.get_running_loop().time() + 2 * self.config.zk_session_timeout_s + 2
         while True:
             try:

@@ -168,8 +168,10 @@ def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
 class OffsetsDocument:
     """The committed offsets of one (group, topic): `{"version": 1, "partitions": {...}}`.
 
-    Immutable once built (the writer's cache and a batch in flight may share one); `encode()`
-    reuses the encoded entries of the partitions a change left alone.
+    Its content never changes once built (the writer's cache and a batch may share one): a
+    change makes a new document. Each partition's entry is encoded once (`encode()` memoizes the
+    entries loaded from the store), and a new document reuses the encoded entries of the
+    partitions the change left alone.
     """
 
     __slots__ = ("partitions", "_encoded")

@@ -1,5 +1,6 @@
 """groupctl.ops over the Kafka protocol against a real in-process coordinator, with real
-kafka-python producers, consumers and admin client as peers and judges.
+clients as peers and judges: kafka-python's producer and admin client, confluent-kafka's
+consumer as the group member.
 
 Committed offsets are checked with kafka-python's own admin client (an independent OffsetFetch),
 never with the code under test.
@@ -13,8 +14,10 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as MemberPartition
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from groupctl.ops import groups, offsets
@@ -80,18 +83,29 @@ def commit_by_kafka_python(bootstrap: str, group: str, wanted: dict[tuple[str, i
 
 @contextmanager
 def active_member(bootstrap: str, group: str, topic: str, client_id: str = "ops-test"):
-    """A kafka-python consumer that has joined `group` and owns partitions while inside."""
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
-                             enable_auto_commit=False, auto_offset_reset="earliest",
-                             session_timeout_ms=10_000, heartbeat_interval_ms=1_000,
-                             # a leader that assigned before it saw the topic rejoins soon
-                             metadata_max_age_ms=500)
+    """A confluent-kafka (librdkafka) consumer that has joined `group` and owns partitions
+    while inside (its heartbeats run on librdkafka's own threads)."""
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": client_id,
+        "enable.auto.commit": False, "auto.offset.reset": "earliest", "broker.address.family": "v4",
+        "session.timeout.ms": 10_000, "heartbeat.interval.ms": 1_000,
+    })
+    assigned: list = []
+    consumer.subscribe([topic], on_assign=lambda _consumer, partitions: assigned.extend(partitions))
+
+    def joined() -> list:
+        consumer.poll(0.2)  # serves librdkafka's callbacks, on_assign included
+        return assigned
+
     try:
-        wait_until(lambda: consumer.poll(200) is not None and consumer.assignment(), 20,
-                   interval=0, message=f"{client_id} to be assigned partitions")
+        wait_until(joined, 20, interval=0, message=f"{client_id} to be assigned partitions")
         yield consumer
     finally:
         consumer.close()
+
+
+def commit_as_member(consumer, wanted: dict[tuple[str, int], int]) -> None:
+    consumer.commit(offsets=[MemberPartition(t, p, o) for (t, p), o in wanted.items()], asynchronous=False)
 
 
 @pytest.fixture
@@ -138,8 +152,7 @@ def test_describe_reports_state_members_assignment_and_lag_with_the_documented_k
 def test_describe_lag_is_log_end_minus_the_committed_offset(events):
     bootstrap, _ = events
     with active_member(bootstrap, "readers", "events") as consumer:
-        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(4, "", -1),
-                         TopicPartition("events", 1): OffsetAndMetadata(10, "", -1)})
+        commit_as_member(consumer, {("events", 0): 4, ("events", 1): 10})
         description = groups.describe_group(bootstrap, "readers")
     assert [(o.partition, o.committed_offset, o.log_end_offset, o.lag) for o in description.offsets] == [
         (0, 4, 10, 6), (1, 10, 10, 0)]
@@ -247,7 +260,7 @@ REFUSAL = r"group 'readers' is Stable with 1 member\(s\); offsets can only be ch
 def test_commit_reset_and_import_are_refused_on_an_active_group_and_change_nothing(events, tmp_path):
     bootstrap, _ = events
     with active_member(bootstrap, "readers", "events") as consumer:
-        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(3, "", -1)})
+        commit_as_member(consumer, {("events", 0): 3})
         with pytest.raises(Refused, match=REFUSAL):
             offsets.commit_offsets(bootstrap, "readers", {("events", 0): 9})
         with pytest.raises(Refused, match=REFUSAL):
@@ -400,7 +413,7 @@ def test_delete_offsets_removes_only_the_scoped_partitions(idle_group, events):
 def test_delete_offsets_is_refused_for_a_topic_the_group_consumes(events):
     bootstrap, _ = events
     with active_member(bootstrap, "readers", "events") as consumer:
-        consumer.commit({TopicPartition("events", 0): OffsetAndMetadata(3, "", -1)})
+        commit_as_member(consumer, {("events", 0): 3})
         [result] = offsets.delete_offsets(bootstrap, "readers", make_scope(["events:0"], False))
         assert isinstance(result.error, Refused) and "subscribed to topic 'events'" in str(result.error)
         assert committed_by_kafka_python(bootstrap, "readers") == {("events", 0): 3}
@@ -466,3 +479,26 @@ def test_one_connection_serves_a_whole_describe(idle_group, events, monkeypatch)
     monkeypatch.setattr(KafkaClient, "_open", counting)
     groups.describe_group(bootstrap, idle_group)
     assert opened == [tuple(bootstrap.rsplit(":", 1)[:1]) + (int(bootstrap.rsplit(":", 1)[1]),)]
+
+
+# -- import cost -----------------------------------------------------------------------------
+
+
+def test_the_ops_client_loads_only_the_message_classes_it_uses_and_kafka_stays_whole():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import groupctl.ops.groups\n"
+        "assert 'kafka.consumer' not in sys.modules and 'kafka.protocol.admin.topics' not in sys.modules\n"
+        "from kafka import KafkaConsumer\n"
+        "from kafka.protocol.admin import CreateTopicsRequest\n"
+        "from groupctl.protocol import schemas\n"
+        "assert schemas.request_class(19) is CreateTopicsRequest and schemas.request_class(0).name == 'ProduceRequest'\n"
+        "assert schemas.request_class(32000).name == 'GroupctlDescribeGroupRequest'\n"
+        "print(KafkaConsumer.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "KafkaConsumer"

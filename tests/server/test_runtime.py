@@ -129,6 +129,7 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
 
     async def scenario():
         node = await started_node(zk=zk_connect, zk_session_timeout_s=4.0)
+        node.bound_port = 9999
         await node.register("127.0.0.1", 9999)
         old_session, password = node.store._client.client_id
         loop = asyncio.get_running_loop()

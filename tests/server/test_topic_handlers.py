@@ -396,14 +396,18 @@ def test_simultaneous_deletes_by_id_delete_it_once_and_the_rest_get_unknown_topi
 
 
 class FlakyStore:
-    """A record writer that yields like a real store write and fails the next `failures` writes."""
+    """A record writer that yields like a real store write, waits while `gate` is clear, and
+    fails the next `failures` writes. Create it inside the event loop that uses it."""
 
     def __init__(self, failures: int = 0) -> None:
         self.failures = failures
         self.writes: list[list] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
 
     async def write(self, records) -> None:
         await asyncio.sleep(0)
+        await self.gate.wait()
         if self.failures:
             self.failures -= 1
             raise StoreUnavailable("store is down")
@@ -429,13 +433,16 @@ def test_a_failed_creation_releases_the_name_so_a_retry_creates_it():
 def test_auto_create_waiting_on_a_failed_creation_creates_the_topic_itself():
     async def scenario():
         store = FlakyStore(failures=1)
+        store.gate.clear()
         topics = registry(store)
         first = asyncio.create_task(topics.create(topics.plan("orders", 1)))
-        await asyncio.sleep(0)  # the first creation holds the name and is writing
+        waiter = asyncio.create_task(topics.get_or_create("orders", 1))
+        await asyncio.sleep(0)  # the first creation holds the name and is writing; the waiter waits
         with pytest.raises(TopicError) as refused:
             topics.plan("orders", 1)
         assert refused.value.code == ErrorCode.TOPIC_ALREADY_EXISTS
-        waiter = asyncio.create_task(topics.get_or_create("orders", 1))
+        assert not waiter.done()
+        store.gate.set()
         with pytest.raises(StoreUnavailable):
             await first
         record = await waiter
@@ -444,13 +451,35 @@ def test_auto_create_waiting_on_a_failed_creation_creates_the_topic_itself():
     asyncio.run(scenario())
 
 
+def test_of_several_auto_creates_waiting_on_a_failed_creation_one_retries_and_the_rest_wait_for_it():
+    async def scenario():
+        store = FlakyStore(failures=2)
+        store.gate.clear()
+        topics = registry(store)
+        first = asyncio.create_task(topics.create(topics.plan("orders", 1)))
+        waiters = [asyncio.create_task(topics.get_or_create("orders", 1)) for _ in range(3)]
+        await asyncio.sleep(0)  # the first creation is writing, every waiter is waiting for it
+        store.gate.set()
+        outcomes = await asyncio.gather(first, *waiters, return_exceptions=True)
+        # The first write and the one retry both fail; the others are told to retry later.
+        assert [type(o).__name__ for o in outcomes] == ["StoreUnavailable", "StoreUnavailable", "TopicError", "TopicError"]
+        assert {o.code for o in outcomes[2:]} == {ErrorCode.LEADER_NOT_AVAILABLE}
+        assert topics.get("orders") is None
+        assert (await topics.get_or_create("orders", 1)) == topics.get("orders")
+    asyncio.run(scenario())
+
+
 def test_auto_creates_waiting_on_a_successful_creation_return_its_record():
     async def scenario():
         store = FlakyStore()
+        store.gate.clear()
         topics = registry(store)
         first = asyncio.create_task(topics.create(topics.plan("orders", 2)))
+        waiting = [asyncio.create_task(topics.get_or_create("orders", 5)) for _ in range(RACERS)]
         await asyncio.sleep(0)
-        waiters = await asyncio.gather(*(topics.get_or_create("orders", 5) for _ in range(RACERS)))
+        assert not any(w.done() for w in waiting)
+        store.gate.set()
+        waiters = await asyncio.gather(*waiting)
         record = await first
         assert waiters == [record] * RACERS and len(store.writes) == 1
     asyncio.run(scenario())

@@ -1,12 +1,14 @@
 """A real Kafka consumer in its own process, for tests that kill members.
 
     python -m tests.support.consumer_proc CLIENT BOOTSTRAP GROUP TOPIC [--session-timeout-ms N]
-        [--max-seconds S]
+        [--max-seconds S] [--debug-log PATH]
 
 CLIENT is `kafka-python` or `confluent`. Prints one JSON object per line to stdout:
 {"event": "assigned", "partitions": [[topic, p], ...]} after every rebalance it observes, and
 {"event": "consumed", "records": [[topic, p, offset, value], ...]} for each non-empty poll, after
 committing synchronously. Exits by itself after --max-seconds (bounded test loops).
+--debug-log writes the client library's DEBUG log to PATH (for diagnosing a stuck member).
+kafka-python runs with one client bug worked around (see `count_pending_join_as_rejoin`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,29 @@ def emit(obj) -> None:
     sys.stdout.flush()
 
 
+def count_pending_join_as_rejoin() -> None:
+    """Work around a kafka-python 3.0.12 bug that leaves a consumer without partitions for good.
+
+    kafka-python runs one JoinGroup+SyncGroup attempt as a task that outlives the poll() that
+    started it (a poll that times out leaves it in flight), but awaits it again only while
+    `need_rejoin()` is true. A leader rejoining because its topic metadata changed stops
+    "needing" to rejoin as soon as it has computed the assignment, so when the SyncGroup answer
+    comes after that poll's timeout nobody applies it: heartbeats stay off, the assignment never
+    arrives, and the coordinator drops the member after its session timeout. Kafka's Java client
+    keeps looping while a join is pending (`rejoinNeededOrPending`); do the same. If a future
+    kafka-python renames the task, this does nothing and tests/server/test_kafka_python_rejoin.py
+    says so.
+    """
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    need_rejoin = ConsumerCoordinator.need_rejoin
+
+    def need_rejoin_or_pending(self) -> bool:
+        return getattr(self, "_join_task", None) is not None or need_rejoin(self)
+
+    ConsumerCoordinator.need_rejoin = need_rejoin_or_pending
+
+
 def run_kafka_python(args) -> None:
     from kafka import KafkaConsumer
     from kafka.consumer.subscription_state import ConsumerRebalanceListener
@@ -34,6 +59,7 @@ def run_kafka_python(args) -> None:
         def on_partitions_assigned(self, assigned):
             emit({"event": "assigned", "partitions": sorted([tp.topic, tp.partition] for tp in assigned)})
 
+    count_pending_join_as_rejoin()
     consumer = KafkaConsumer(
         bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.client_id,
         enable_auto_commit=False, auto_offset_reset="earliest",
@@ -89,7 +115,13 @@ def main() -> None:
     parser.add_argument("--client-id", default="test-consumer")
     parser.add_argument("--session-timeout-ms", type=int, default=6000)
     parser.add_argument("--max-seconds", type=float, default=120)
+    parser.add_argument("--debug-log", default=None)
     args = parser.parse_args()
+    if args.debug_log:
+        import logging
+
+        logging.basicConfig(filename=args.debug_log, level=logging.DEBUG,
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
     # SIGTERM closes the consumer cleanly (it sends LeaveGroup); SIGKILL is the crash case.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     (run_kafka_python if args.client == "kafka-python" else run_confluent)(args)

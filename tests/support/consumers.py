@@ -17,12 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 class ConsumerProcess:
     def __init__(self, client: str, bootstrap: str, group: str, topic: str, *, client_id: str,
-                 session_timeout_ms: int = 6000, max_seconds: float = 120) -> None:
+                 session_timeout_ms: int = 6000, max_seconds: float = 120,
+                 debug_log: Path | None = None) -> None:
         self.client_id = client_id
+        extra = ["--debug-log", str(debug_log)] if debug_log is not None else []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.consumer_proc", client, bootstrap, group, topic,
              "--client-id", client_id, "--session-timeout-ms", str(session_timeout_ms),
-             "--max-seconds", str(max_seconds)],
+             "--max-seconds", str(max_seconds), *extra],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         self.events: "queue.Queue[dict]" = queue.Queue()

@@ -1,0 +1,57 @@
+"""Rendering: rich tables for people, JSON for scripts. No command prints anything else.
+
+JSON output is one document per command (`emit_json`), or one object per line for streams
+(`emit_json_line`), built from the ops dataclasses' `to_json()` — the documented, stable keys.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+from groupctl.cli.context import CliEnv
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def emit_json(env: CliEnv, document: Any) -> None:
+    env.out.print(json.dumps(document, indent=2, sort_keys=False), markup=False, highlight=False,
+                  soft_wrap=True)
+
+
+def emit_json_line(env: CliEnv, document: Any) -> None:
+    env.out.print(json.dumps(document, separators=(",", ":")), markup=False, highlight=False,
+                  soft_wrap=True)
+    env.out.file.flush()
+
+
+RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS")
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None) -> "Table":
+    """A borderless table in the style of kafka-consumer-groups.sh; None cells print as "-".
+    (rich.table is imported here, not at start-up: JSON output never needs it.)"""
+    from rich.table import Table
+
+    result = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
+    for column in columns:
+        result.add_column(column, justify="right" if column.endswith(RIGHT_ALIGNED) else "left")
+    for row in rows:
+        result.add_row(*("-" if cell is None else str(cell) for cell in row))
+    return result
+
+
+def show(env: CliEnv, *renderables: Any) -> None:
+    for renderable in renderables:
+        env.out.print(renderable)
+
+
+def show_json_document(env: CliEnv, document: Any) -> None:
+    """A JSON document for people: syntax-highlighted on a terminal, plain when piped."""
+    from rich.json import JSON
+
+    if env.out.is_terminal:
+        env.out.print(JSON.from_data(document))
+    else:
+        emit_json(env, document)
