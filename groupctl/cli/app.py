@@ -37,7 +37,7 @@ COMMAND_GROUPS = {
 """Command group name -> the module whose Typer `app` implements it, in help order."""
 
 
-class LazyCommandGroups(MutableMapping):
+class LazyCommandGroups(MutableMapping[str, click.Command]):
     """The root command's `commands` mapping: name -> click command, building a group from its
     module (`COMMAND_GROUPS`) on first lookup.
 

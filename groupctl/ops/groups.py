@@ -8,7 +8,9 @@ clients).
 
 `describe_group` costs, on a single-node cluster: ApiVersions, FindCoordinator, one pipelined
 DescribeGroups + OffsetFetch + GroupctlDescribeGroup exchange, Metadata for the group's topics
-and ListOffsets (one request per partition leader) — five round trips on one connection.
+and ListOffsets (one request per partition leader) — five round trips on one connection. No
+more can be pipelined: each step needs the answer of the one before (the versions the broker
+serves, the coordinator's address, the group's topics, their leaders).
 
 JSON keys (`to_json`) are a contract (DESIGN.md §6): describe gives group, state,
 protocol_type, protocol, generation, coordinator{node_id, host, port},

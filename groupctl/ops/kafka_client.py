@@ -97,15 +97,15 @@ def message_classes(key: int) -> tuple[type, type]:
 
 
 def encode_request(request: Any, version: int) -> bytes:
-    """`request` (with its header attached) framed as `request.encode(header=True, framed=True)`
-    frames it, byte for byte, but through kafka-python's interpreted codec.
+    """The framed request (size, header, body), byte for byte what `request.encode(header=True,
+    framed=True)` gives, produced by kafka-python's interpreted codec.
 
-    Why: `ApiMessage.encode`/`decode` generate and compile a Python function per (message,
-    version) on first use, ~0.4-1.5 ms each, which pays off over thousands of messages (the
-    coordinator) but dominates a one-shot command (a `group describe` uses fourteen). The
-    interpreted codec (`DataContainer.encode`/`decode`, the schema walk those functions are
-    generated from) takes 10-150 us per small message. A class that overrides `encode` keeps
-    its own (the protocol rule it carries wins over speed).
+    Why not `encode`: `ApiMessage.encode`/`decode` generate and compile a Python function per
+    (message, version) the first time they meet it, ~0.4-1.5 ms each. That pays off over the
+    thousands of messages a coordinator handles, not in a one-shot command: `group describe`
+    meets fourteen (~10 ms). The interpreted codec (`DataContainer.encode`/`decode`, the schema
+    walk those functions are generated from) takes 10-150 us per small message. A class that
+    overrides `encode` keeps its own: the protocol rule it carries wins over speed.
     """
     if type(request).encode is not ApiMessage.encode:
         return bytes(request.encode(version=version, header=True, framed=True))
@@ -116,11 +116,14 @@ def encode_request(request: Any, version: int) -> bytes:
 
 
 def decode_response(cls: type, frame: bytes, version: int) -> tuple[int, Any]:
-    """(correlation id, response) of an unframed response `frame` of message class `cls`, as
-    `cls.decode(frame, version=version, header=True)` decodes it, through the interpreted codec
-    (see `encode_request`). A class that overrides `decode` keeps its own: ApiVersionsResponse
-    reads an error answer as a v0 body whatever the version asked. Raises what kafka-python
-    raises for malformed input (IndexError, struct.error, ValueError, ...)."""
+    """(correlation id, response) of the unframed response `frame` of message class `cls`: the
+    response `cls.decode(frame, version=version, header=True)` gives, through the interpreted
+    codec (see `encode_request`), without the header attached.
+
+    A class that overrides `decode` keeps its own: ApiVersionsResponse reads an error answer as
+    a v0 body whatever the version asked. Malformed input raises what kafka-python raises
+    (IndexError, struct.error, ValueError, ...).
+    """
     if cls.decode.__func__ is not ApiMessage.decode.__func__:
         response = cls.decode(frame, version=version, header=True)
         return response.header.correlation_id, response

@@ -26,12 +26,12 @@ members all joined. Timing (`started_at_ms`, `completed_at_ms`, `duration_ms`), 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.ops.documents import parse_group_document
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable, Unsupported
 
 LONG_POLL_MS = 5000
@@ -189,18 +189,6 @@ def events(documents: Iterator[Optional[dict[str, Any]]]) -> Iterator[RebalanceE
         previous = document
 
 
-def _parse(document: Optional[str], where: str) -> Optional[dict[str, Any]]:
-    if document is None:
-        return None
-    try:
-        parsed = json.loads(document)
-    except ValueError:
-        raise OpsError(f"{where} sent a group document that is not JSON") from None
-    if not isinstance(parsed, dict):
-        raise OpsError(f"{where} sent a group document that is not a JSON object")
-    return parsed
-
-
 class _Coordinator:
     """The group's coordinator over the Kafka protocol, found again when it moves."""
 
@@ -259,7 +247,7 @@ def coordinator_documents(bootstrap: str, group: str, *,
                                          error_name(response.error_code))
             # GROUP_ID_NOT_FOUND: no document (yet), as for a group whose first members are
             # still joining; it is waited for like a missing znode.
-            document = _parse(response.document, coordinator.node.address)
+            document = parse_group_document(response.document, coordinator.node.address)
             generation = document_generation(document)
             if after == -1 or (generation is not None and generation > after):
                 yield document

@@ -52,6 +52,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import DataWatch
 
+from groupctl.ops.documents import parse_group_document
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
 from groupctl.ops.rebalance import document_generation
 from groupctl.store.persist import (
@@ -541,7 +542,7 @@ def watch_documents(connect: str, group: str, *, deadline: Optional[float] = Non
                     data = changes.get(timeout=remaining)
                 except queue.Empty:
                     return
-                document = _parse_document(path, data)
+                document = parse_group_document(data, path)
                 generation = document_generation(document)
                 if first or (document is None and last is not None) or (document is not None and generation != last):
                     first = False
@@ -549,18 +550,6 @@ def watch_documents(connect: str, group: str, *, deadline: Optional[float] = Non
                     yield document
         finally:
             watching.clear()
-
-
-def _parse_document(path: str, data: Optional[bytes]) -> Optional[dict[str, Any]]:
-    if data is None:
-        return None
-    try:
-        document = json.loads(data)
-    except ValueError:
-        raise OpsError(f"{path} does not hold a JSON document") from None
-    if not isinstance(document, dict):
-        raise OpsError(f"{path} does not hold a group document")
-    return document
 
 
 def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,

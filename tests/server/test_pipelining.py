@@ -21,6 +21,7 @@ from groupctl.coordinator.classic.coordinator import GroupConfig
 from groupctl.coordinator.classic.messages import Heartbeat, HeartbeatResult
 from groupctl.coordinator.errors import ErrorCode
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.wire import read_frame
 
 JOIN_DELAY_MS = 3000
 
@@ -42,20 +43,6 @@ def framed(request, version: int, correlation_id: int) -> bytes:
 def heartbeat(version: int, correlation_id: int, group_id: str = "no-such-group") -> bytes:
     return framed(HeartbeatRequest[version](group_id=group_id, generation_id=1, member_id="m-1",
                                             group_instance_id=None), version, correlation_id)
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    def exactly(n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = sock.recv(n - len(data))
-            if not chunk:
-                raise ConnectionError("closed")
-            data += chunk
-        return data
-
-    (length,) = struct.unpack(">i", exactly(4))
-    return exactly(length)
 
 
 def connect(coordinator) -> socket.socket:
