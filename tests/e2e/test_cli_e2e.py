@@ -15,6 +15,8 @@ import csv
 import io
 import json
 import os
+import pty
+import select
 import shutil
 import socket
 import subprocess
@@ -127,10 +129,10 @@ def produce(bootstrap: str, records: list[tuple[str, int, int | None]]) -> None:
         producer.close()
 
 
-def stable_member(cluster: Cluster, group: str, client_id: str) -> dict | None:
+def stable_member(cluster: "Cluster", group: str, client_id: str) -> dict | None:
     """`group describe` once `group` is Stable with `client_id` owning every events partition
     (None before, including while the group does not exist yet)."""
-    done = cluster.run("--output", "json", "group", "describe", group)
+    done = cluster.run("--output", "json", "group", "describe", group, zk=False)  # --bootstrap alone
     if done.returncode == 1 and "does not exist" in done.stderr:
         return None
     assert done.returncode == 0, (done.stdout, done.stderr)
@@ -192,7 +194,7 @@ def ledger(first: int, second: int) -> dict:
 def test_describe_json_has_the_documented_keys_and_lag_is_log_end_minus_committed(cluster):
     committed = {(EVENTS, 0): 1, (EVENTS, 1): 7, (EVENTS, 2): 0}
     group = fresh_group(cluster, committed)
-    described = cluster.json("group", "describe", group)
+    described = cluster.json("group", "describe", group, zk=False)
     assert list(described) == DESCRIBE_KEYS
     assert described["state"] == "Empty" and described["members"] == []
     assert described["coordinator"] == {"node_id": 0, "host": "127.0.0.1", "port": int(cluster.bootstrap.rsplit(":", 1)[1])}
@@ -263,15 +265,14 @@ def generation(cluster: Cluster) -> int:
     return cluster.json("zk", "show", "live", bootstrap=False)["document"]["generation"]
 
 
-def watch_a_trigger(cluster: Cluster, watch_args: list[str], **sources) -> tuple[int, list[dict], str]:
-    """Start `watch_args` (a watch with --count 1) first, then trigger rebalances of `live` until
+def watch_a_trigger(cluster: Cluster, group: str, watch_args: list[str], **sources) -> tuple[list[dict], str]:
+    """Start `watch_args` (a watch with --count 1) first, then trigger rebalances of `group` until
     the watch exits (at most 3 triggers: the watch may still have been starting). Returns the
-    generation before, the JSON objects the watch printed and its stderr."""
-    before = generation(cluster)
+    JSON objects the watch printed and its stderr."""
     watcher = cluster.spawn("--output", "json", *watch_args, **sources)
     try:
         for _ in range(3):
-            cluster.ok("rebalance", "trigger", "live", "--reason", "cli e2e", **sources)
+            cluster.ok("rebalance", "trigger", group, "--reason", "cli e2e", **sources)
             try:
                 watcher.wait(timeout=15)
                 break
@@ -284,13 +285,14 @@ def watch_a_trigger(cluster: Cluster, watch_args: list[str], **sources) -> tuple
             watcher.wait(10)
     assert_quiet(out, err)
     assert watcher.returncode == 0, (out, err)
-    return before, [json.loads(line) for line in out.splitlines()], err
+    return [json.loads(line) for line in out.splitlines()], err
 
 
 @pytest.mark.parametrize("sources", [{"zk": False}, {"bootstrap": False}], ids=["bootstrap", "zk"])
 def test_a_triggered_rebalance_is_observed_by_rebalance_watch(cluster, live, sources):
-    before, events, _ = watch_a_trigger(cluster, ["rebalance", "watch", "live", "--count", "1", "--timeout", "60"],
-                                        **sources)
+    before = generation(cluster)
+    events, _ = watch_a_trigger(cluster, "live", ["rebalance", "watch", "live", "--count", "1", "--timeout", "60"],
+                                **sources)
     [event] = events
     assert event["generation"] > before
     assert event["members"] == 1 and event["state"] == "Stable"
@@ -298,10 +300,27 @@ def test_a_triggered_rebalance_is_observed_by_rebalance_watch(cluster, live, sou
 
 
 def test_zk_watch_prints_the_document_of_the_next_generation(cluster, live):
-    before, documents, _ = watch_a_trigger(cluster, ["zk", "watch", "live", "--count", "1", "--timeout", "60"],
-                                           bootstrap=False)
+    before = generation(cluster)
+    documents, _ = watch_a_trigger(cluster, "live", ["zk", "watch", "live", "--count", "1", "--timeout", "60"],
+                                   bootstrap=False)
     [document] = documents
     assert document["group"] == "live" and document["generation"] > before
+
+
+def test_with_the_embedded_store_describe_trigger_and_watch_work_over_bootstrap_alone(coordinator):
+    embedded = Cluster(installed_groupctl(), coordinator.bootstrap, "", 0)
+    create_topic(coordinator.bootstrap, EVENTS, EVENTS_PARTITIONS)
+    consumer = ConsumerProcess("confluent", coordinator.bootstrap, "solo", EVENTS, client_id="solo-app",
+                               session_timeout_ms=6000, max_seconds=120)
+    try:
+        described = wait_until(lambda: stable_member(embedded, "solo", "solo-app"), 60, interval=0.5,
+                               message="the solo group Stable")
+        assert isinstance(described["generation"], int) and described["generation"] >= 1
+        [event], _ = watch_a_trigger(embedded, "solo", ["rebalance", "watch", "solo", "--count", "1", "--timeout", "60"],
+                                     zk=False)
+        assert event["generation"] > described["generation"] and event["group"] == "solo"
+    finally:
+        consumer.stop()
 
 
 def test_rebalance_watch_exits_1_when_its_timeout_runs_out(cluster):
@@ -448,6 +467,13 @@ def test_a_malformed_plan_file_is_bad_input_naming_the_line(cluster, tmp_path):
     assert cluster.committed(group) == ledger(5, 6)
 
 
+def test_offsets_delete_removes_the_offsets_of_a_topic(cluster):
+    group = fresh_group(cluster, {**ledger(4, 2), (EVENTS, 0): 1})
+    results = cluster.json("offsets", "delete", group, "--topic", LEDGER)
+    assert [(r["topic"], r["partition"], r["deleted"]) for r in results] == [(LEDGER, 0, True), (LEDGER, 1, True)]
+    assert cluster.committed(group) == {(EVENTS, 0): 1}
+
+
 # -- groups and ZooKeeper ---------------------------------------------------------------------
 
 
@@ -529,6 +555,49 @@ def test_piped_output_has_no_spinner_or_colour_codes(cluster, live):
     watched = cluster.run("rebalance", "watch", "live", "--timeout", "1", zk=False)
     assert watched.returncode == 1 and watched.stdout == ""
     assert_quiet(watched.stderr)
+
+
+def on_a_terminal(cluster: Cluster, *args: str, timeout: float = 30, **sources) -> tuple[int, str]:
+    """Run the command with a pseudo-terminal as stdout and stderr: (exit status, what it wrote)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([cluster.executable, *args], env={**cluster.env(**sources), "COLUMNS": "160"},
+                            stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    written = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([leader], [], [], 0.2)
+            if not readable:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            written += chunk
+        status = proc.wait(timeout=max(deadline - time.monotonic(), 1))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        os.close(leader)
+    return status, written.decode(errors="replace")
+
+
+def test_on_a_terminal_tables_are_styled_and_the_watch_view_ends_with_one_error_line(cluster, live):
+    status, written = on_a_terminal(cluster, "group", "describe", "live")
+    assert status == 0, written
+    assert "\x1b[" in written and "live-app" in written
+    status, written = on_a_terminal(cluster, "zk", "show", "live", bootstrap=False)
+    assert status == 0 and "\x1b[" in written and "generation" in written, written
+    status, written = on_a_terminal(cluster, "rebalance", "watch", "live", "--timeout", "1", zk=False)
+    assert status == 1, written
+    assert "Traceback" not in written
+    assert written.count("groupctl: error:") == 1 and "timed out" in written, written
 
 
 # -- unreachable sources, measured on the installed command -----------------------------------
