@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import re
 import sys
 from collections.abc import Iterator, MutableMapping
 from typing import Any, Optional
@@ -105,7 +106,8 @@ class OneLineUsageErrors(TyperGroup):
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            message = " ".join(exc.format_message().split())
+            # Typer and click each append their "Did you mean ...?" suggestion: keep one.
+            message = re.sub(r"(Did you mean [^?]*\?)( \1)+", r"\1", " ".join(exc.format_message().split()))
             print(f"groupctl: error: {message}{hint}", file=sys.stderr)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:

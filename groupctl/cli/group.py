@@ -64,7 +64,10 @@ def describe(
             [(described.group, described.state, described.protocol_type or None, described.protocol or None,
               described.generation, len(described.members),
               f"{coordinator.node_id} ({coordinator.host}:{coordinator.port})")]))
-    if members or everything:
+    if (members or everything) and not described.members:
+        current.out.print(f"\n{group} has no active members." if everything else f"{group} has no active members.",
+                          markup=False, highlight=False)
+    elif members or everything:
         if everything:
             current.out.print()
         render.show(current, render.table(

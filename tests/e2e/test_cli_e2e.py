@@ -7,6 +7,8 @@ expected failure prints a traceback.
 One coordinator (group metadata in a real ZooKeeper, own chroot) serves the whole module; each
 test uses groups of its own. The active group `live` has a real confluent-kafka consumer for
 the module's lifetime; the offset tests use inactive groups whose offsets they commit first.
+One test uses a coordinator of its own with the embedded store (describe, trigger and watch
+given only --bootstrap).
 """
 
 from __future__ import annotations
