@@ -1,24 +1,34 @@
-"""Hand-written codecs for the one hot path: Heartbeat (API 12) requests and responses.
+"""Hand-written codecs for the hot paths: Heartbeat (API 12) at every version, and OffsetCommit
+(API 8) at v8-v9, the flexible versions real clients send (kafka-python 3.0.12 sends v8,
+librdkafka v9).
 
 Why this exists: the project uses kafka-python's generated classes for every message, except
 where a benchmark shows a hot path needs more. Every member of every group sends a Heartbeat
 every few seconds, and profiling the coordinator under bench/coordinator_throughput.py put
 kafka-python's generic request decode and response build+encode at about a third of its CPU per
-heartbeat (~12 of ~41 µs; this codec takes ~1.5 µs). Heartbeat is tiny and fixed in shape, so a
-direct codec is cheap to get exactly right; tests/unit/test_fastpath.py proves it against
-kafka-python's classes at every version with hypothesis.
+heartbeat (~12 of ~41 µs; this codec takes ~1.5 µs). Offset commits are the other steady stream
+(every consumer commits every few seconds, more with auto-commit off), and kafka-python's
+OffsetCommit request decode plus response encode were the largest single cost per commit under
+bench/zk_commit_throughput.py (~15 µs here against ~2.5 µs for a one-partition commit). Both
+messages are simple in shape, so direct codecs are cheap to get exactly right;
+tests/unit/test_fastpath.py and tests/unit/test_fastpath_offset_commit.py prove them against
+kafka-python's classes with hypothesis.
 
 Contract (what callers may rely on):
 - For every well-formed frame the decoder returns what kafka-python's
-  `HeartbeatRequest.decode(frame, version=v, header=True)` does: the header's client id and the
-  body's four fields, a negative string length meaning None even for fields the schema calls
-  non-nullable (as kafka-python does; the core answers a None group id with INVALID_GROUP_ID),
-  strict UTF-8, `group_instance_id` None before v3, and trailing bytes ignored.
-- Tagged fields (request header v2 and body, both only at v4) are all unknown to Heartbeat: they
-  are skipped by their declared sizes, as any Kafka broker skips tags it does not know.
+  `Request.decode(frame, version=v, header=True)` does: the header's client id and the body's
+  fields under kafka-python's attribute names, a negative (classic) or zero (compact) string
+  length meaning None even for fields the schema calls non-nullable (as kafka-python does; the
+  core answers a None group id with INVALID_GROUP_ID), a zero compact array length meaning None
+  (as kafka-python does), strict UTF-8, Heartbeat's `group_instance_id` None before v3, and
+  trailing bytes ignored.
+- Tagged fields (request header v2 and bodies: Heartbeat v4, OffsetCommit v8+, where they may
+  also follow each topic and partition) are all unknown to these messages: they are skipped by
+  their declared sizes, as any Kafka broker skips tags it does not know.
 - Anything malformed raises ValueError, IndexError, struct.error or UnicodeDecodeError, the
   exceptions `framing.decode_request` already turns into a `FrameError` for kafka-python.
-- Encoded responses are byte-for-byte kafka-python's `encode(header=True, framed=True)`.
+- Encoded responses are byte-for-byte kafka-python's `encode(header=True, framed=True)`
+  (kafka-python writes no unknown tags of a response object, and neither does this module).
 
 Deliberate difference from kafka-python (not from Apache Kafka): a frame that ends before its
 last declared byte is malformed here. kafka-python slices past the end and returns a shortened
@@ -26,8 +36,9 @@ last string (or unknown tag value) without complaint; the connection's documente
 that a truncated body closes the connection, and here it does. Like Apache Kafka, varints
 longer than 5 bytes are rejected.
 
-Versions this module does not know (a future v5) are not handled: `request_decoder` returns None
-and `encode_response` declines, so the caller falls back to kafka-python.
+Versions this module does not know (a future Heartbeat v5, OffsetCommit before v8 or v10 with
+its topic ids) are not handled: `request_decoder` returns None and `encode_response` declines,
+so the caller falls back to kafka-python.
 """
 
 from __future__ import annotations
@@ -35,11 +46,14 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable, NamedTuple, Optional
 
-from kafka.protocol.consumer.group import HeartbeatResponse
+from kafka.protocol.consumer.group import HeartbeatResponse, OffsetCommitResponse
 
 HEARTBEAT_KEY = 12
 HEARTBEAT_VERSIONS = range(0, 5)
 FLEXIBLE_FROM = 4  # Heartbeat v4+ is flexible: compact strings, tagged fields, header v2
+
+OFFSET_COMMIT_KEY = 8
+OFFSET_COMMIT_VERSIONS = range(8, 10)  # flexible, topics by name (v10 names them by topic id)
 
 _REQUEST_HEADER_END = 8  # api_key int16, api_version int16, correlation_id int32
 _INT16 = struct.Struct(">h")
@@ -139,16 +153,6 @@ def decode_heartbeat_request(frame: bytes, version: int) -> tuple[Optional[str],
     return client_id, HeartbeatRequestBody(group_id, generation_id, member_id, group_instance_id)
 
 
-def request_decoder(api_key: int, version: int) -> Optional[Decoder]:
-    """The hand-written decoder for this request, or None: use kafka-python's classes."""
-    return _DECODERS.get((api_key, version))
-
-
-_DECODERS: dict[tuple[int, int], Decoder] = {
-    (HEARTBEAT_KEY, v): decode_heartbeat_request for v in HEARTBEAT_VERSIONS
-}
-
-
 # -- Heartbeat response ---------------------------------------------------------------------------
 
 def encode_heartbeat_response(
@@ -162,10 +166,141 @@ def encode_heartbeat_response(
     return _RESPONSE_V0.pack(6, correlation_id, error_code)
 
 
+# -- OffsetCommit request (v8-v9) ----------------------------------------------------------------
+
+class OffsetCommitPartition(NamedTuple):
+    """One partition of an OffsetCommit request, with kafka-python's attribute names."""
+
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    committed_metadata: Optional[str]
+
+
+class OffsetCommitTopic(NamedTuple):
+    """One topic of an OffsetCommit request, with kafka-python's attribute names."""
+
+    name: Optional[str]
+    partitions: Optional[list[OffsetCommitPartition]]
+
+    topic_id = None  # what kafka-python's topic answers before v10, where topics have ids
+
+
+class OffsetCommitRequestBody(NamedTuple):
+    """The body of an OffsetCommit v8/v9 request, with kafka-python's attribute names so a
+    handler reads it exactly as it reads a decoded `OffsetCommitRequest`."""
+
+    group_id: Optional[str]
+    generation_id_or_member_epoch: int
+    member_id: Optional[str]
+    group_instance_id: Optional[str]
+    topics: Optional[list[OffsetCommitTopic]]
+
+
+_PARTITION_FIXED = struct.Struct(">iqi")  # partition_index, committed_offset, committed_leader_epoch
+
+
+def decode_offset_commit_request(
+    frame: bytes, version: int
+) -> tuple[Optional[str], OffsetCommitRequestBody]:
+    """(client_id, body) of an OffsetCommit request at `version` (8 or 9: the same layout; v9
+    only allows a KIP-848 member epoch in the generation field)."""
+    client_id, pos = _string(frame, _REQUEST_HEADER_END)  # request header v2
+    pos = _skip_tagged_fields(frame, pos)
+    group_id, pos = _compact_string(frame, pos)
+    (generation,) = _INT32.unpack_from(frame, pos)
+    member_id, pos = _compact_string(frame, pos + 4)
+    group_instance_id, pos = _compact_string(frame, pos)
+    count, pos = _uvarint(frame, pos)
+    topics: Optional[list[OffsetCommitTopic]] = None
+    if count:
+        topics = []
+        for _ in range(count - 1):
+            name, pos = _compact_string(frame, pos)
+            count, pos = _uvarint(frame, pos)
+            partitions: Optional[list[OffsetCommitPartition]] = None
+            if count:
+                partitions = []
+                for _ in range(count - 1):
+                    index, offset, epoch = _PARTITION_FIXED.unpack_from(frame, pos)
+                    metadata, pos = _compact_string(frame, pos + 16)
+                    pos = _skip_tagged_fields(frame, pos)
+                    partitions.append(OffsetCommitPartition(index, offset, epoch, metadata))
+            pos = _skip_tagged_fields(frame, pos)
+            topics.append(OffsetCommitTopic(name, partitions))
+    _skip_tagged_fields(frame, pos)
+    return client_id, OffsetCommitRequestBody(group_id, generation, member_id, group_instance_id, topics)
+
+
+# -- OffsetCommit response (v8-v9) --------------------------------------------------------------
+
+_ONE_BYTE_UVARINTS = [bytes((n,)) for n in range(0x80)]
+_RESPONSE_HEAD_FLEXIBLE = struct.Struct(">iiBi")  # size, correlation_id, header tags, throttle_time_ms
+_PARTITION_ANSWER = struct.Struct(">ihB")  # partition_index, error_code, no tags
+
+
+def _encode_uvarint(value: int) -> bytes:
+    if value < 0x80:
+        return _ONE_BYTE_UVARINTS[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_offset_commit_response(response: OffsetCommitResponse, correlation_id: int) -> bytes:
+    """The framed OffsetCommit v8/v9 response (response header v1): the same bytes as
+    kafka-python's encoder, read from the same object."""
+    parts: list[bytes] = [b""]  # the head, once the size is known
+    topics = response.topics
+    if topics is None:
+        parts.append(b"\0")
+    else:
+        parts.append(_encode_uvarint(len(topics) + 1))
+        pack_partition = _PARTITION_ANSWER.pack
+        for topic in topics:
+            name = topic.name
+            if name is None:
+                parts.append(b"\0")
+            else:
+                encoded = name.encode("utf-8")
+                parts += (_encode_uvarint(len(encoded) + 1), encoded)
+            partitions = topic.partitions
+            if partitions is None:
+                parts.append(b"\0")
+            else:
+                parts.append(_encode_uvarint(len(partitions) + 1))
+                parts += [pack_partition(p.partition_index, p.error_code, 0) for p in partitions]
+            parts.append(b"\0")  # the topic's tags
+    parts.append(b"\0")  # the body's tags
+    size = sum(map(len, parts)) + _RESPONSE_HEAD_FLEXIBLE.size - 4
+    parts[0] = _RESPONSE_HEAD_FLEXIBLE.pack(size, correlation_id, 0, response.throttle_time_ms)
+    return b"".join(parts)
+
+
+# -- dispatch ---------------------------------------------------------------------------------
+
+def request_decoder(api_key: int, version: int) -> Optional[Decoder]:
+    """The hand-written decoder for this request, or None: use kafka-python's classes."""
+    return _DECODERS.get((api_key, version))
+
+
+_DECODERS: dict[tuple[int, int], Decoder] = {
+    **{(HEARTBEAT_KEY, v): decode_heartbeat_request for v in HEARTBEAT_VERSIONS},
+    **{(OFFSET_COMMIT_KEY, v): decode_offset_commit_request for v in OFFSET_COMMIT_VERSIONS},
+}
+
+
 def encode_response(response: Any, correlation_id: int) -> Optional[bytes]:
     """The framed bytes of a kafka-python response object if it is one this module encodes
-    (a HeartbeatResponse at a known version), else None: use kafka-python's encoder."""
-    if type(response) is not HeartbeatResponse or response.version not in HEARTBEAT_VERSIONS:
-        return None
-    return encode_heartbeat_response(response.version, correlation_id,
-                                     response.throttle_time_ms, response.error_code)
+    (a HeartbeatResponse at a known version, an OffsetCommitResponse at v8/v9), else None: use
+    kafka-python's encoder."""
+    kind = type(response)
+    if kind is HeartbeatResponse and response.version in HEARTBEAT_VERSIONS:
+        return encode_heartbeat_response(response.version, correlation_id,
+                                         response.throttle_time_ms, response.error_code)
+    if kind is OffsetCommitResponse and response.version in OFFSET_COMMIT_VERSIONS:
+        return encode_offset_commit_response(response, correlation_id)
+    return None

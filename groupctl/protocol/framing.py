@@ -5,9 +5,10 @@ connection that sent it is closed and no other connection is affected. kafka-pyt
 IndexError/struct.error on truncated input and ValueError on unknown versions
 (reference/kafka-python-server.md, quirk 2): all of them become `FrameError` here.
 
-Heartbeat, the hot path, is decoded and encoded by the hand-written codec in `fastpath` (same
-results as kafka-python, proven by tests/unit/test_fastpath.py); every other message, and any
-version `fastpath` does not know, goes through kafka-python's classes.
+The hot paths, Heartbeat and OffsetCommit v8/v9, are decoded and encoded by the hand-written
+codecs in `fastpath` (same results as kafka-python, proven by tests/unit/test_fastpath.py and
+tests/unit/test_fastpath_offset_commit.py); every other message, and any version `fastpath` does
+not know, goes through kafka-python's classes.
 
 Invariants:
 - A length prefix is validated before any body byte is read: negative, zero or above the

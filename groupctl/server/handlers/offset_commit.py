@@ -11,6 +11,12 @@ Version notes:
 - v10 names topics by topic id instead of name: ids resolve through the topic registry, an
   unknown id is answered UNKNOWN_TOPIC_ID for each of its partitions.
 
+The hot path: v8 (kafka-python) and v9 (librdkafka) requests are decoded, and their responses
+encoded, by the hand-written codec in `groupctl.protocol.fastpath`, so at those versions
+`request` is its `OffsetCommitRequestBody` (kafka-python's field names, `topic_id` None as
+kafka-python answers before v10) rather than kafka-python's `OffsetCommitRequest`; this handler
+reads only the fields, and answers with kafka-python's response classes at every version.
+
 Generation -1 with member id "" is a "simple" commit (manual assignment, admin tools); the core
 decides whether the group accepts it.
 
@@ -30,7 +36,7 @@ Deliberate differences from Apache Kafka:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
@@ -40,8 +46,11 @@ from groupctl.coordinator.classic.messages import (
     PartitionOffset,
 )
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.protocol.fastpath import OffsetCommitRequestBody
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext
+
+Request = Union[OffsetCommitRequestBody, OffsetCommitRequest]
 
 METADATA_MAX_BYTES = 4096
 """Kafka's default `offset.metadata.max.bytes`."""
@@ -64,7 +73,7 @@ _PARTITION = _TOPIC.OffsetCommitResponsePartition
 
 
 def _precheck(
-    ctx: RequestContext, request: OffsetCommitRequest
+    ctx: RequestContext, request: Request
 ) -> tuple[list[tuple[str, list[ErrorCode | None]]], list[PartitionOffset]]:
     """Per requested topic: its name and each partition's early error (None: goes to the core),
     plus the offsets that go to the core."""
@@ -101,7 +110,7 @@ def _precheck(
 
 @api(key=8, versions=(2, 10))
 async def handle_offset_commit(
-    ctx: RequestContext, request: OffsetCommitRequest
+    ctx: RequestContext, request: Request
 ) -> OffsetCommitResponse:
     checked, valid = _precheck(ctx, request)
     core_errors: dict[tuple[str, int], ErrorCode] = {}
