@@ -242,9 +242,9 @@ class Node:
         """Rebuild the core from the store after a failed write (see the module docstring)."""
         try:
             self.fail_waiting("a store write failed; the coordinator is reloading")
+            self.timer.close()  # the old core's timers must not produce more results
             while not self._idle():  # let writes already queued finish (or fail) first
                 await asyncio.wait([self._last_write])
-            self.timer.close()
             self.core = self._new_core()
             delay = 0.1
             while True:

@@ -310,13 +310,14 @@ def test_corruption_is_never_accepted_where_kafka_python_rejects_it(version_fram
     assert actual == expected[0]
 
 
-def test_a_metadata_cut_short_by_the_frame_end_closes_the_connection_where_kafka_python_reads_on():
+def test_a_tag_value_cut_short_by_the_frame_end_closes_the_connection_where_kafka_python_reads_on():
     group = dict(group_id="g", generation_id_or_member_epoch=1, member_id="m", group_instance_id=None)
     topics = [_TOPIC(name="orders", partitions=[_PARTITION(
-        partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata="abcdef")])]
-    cut = tagged_frame(9, 1, "c", group, topics)[:-5]  # "abc" is left of the metadata, then the end
-    assert view(OffsetCommitRequest.decode(cut, version=9, header=True))[5] == [
-        ("orders", [(0, 5, -1, "abc")])]
+        partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata=None)])]
+    frame = tagged_frame(9, 1, "c", group, topics,
+                         lambda *place: {5: b"abcdef"} if place == ("body",) else {})
+    cut = frame[:-3]  # the body's last tag keeps "abc" of its declared 6 bytes
+    assert OffsetCommitRequest.decode(cut, version=9, header=True).unknown_tags == {"_5": b"abc"}
     with pytest.raises(framing.FrameError):
         framing.decode_request(cut, OFFSET_COMMIT_ONLY)
 
@@ -401,8 +402,8 @@ response_topics = st.none() | st.lists(
     st.builds(
         _RESPONSE_TOPIC,
         name=NULLABLE_TEXT,
-        partitions=st.none() | st.lists(st.builds(_RESPONSE_PARTITION, partition_index=INT32, error_code=INT16),
-                                        max_size=5),
+        partitions=st.none() | st.lists(
+            st.builds(_RESPONSE_PARTITION, partition_index=INT32, error_code=INT16), max_size=5),
     ),
     max_size=5,
 )
