@@ -142,7 +142,10 @@ def main_options(
 
 
 def _accept_global_options_after_commands(sub_app: typer.Typer) -> None:
-    """Every command that reads the global options also takes them after its name."""
+    """Every command that reads the global options also takes them after its name (except one
+    with options of those names, such as `coordinator run --zk`, which reads the global value
+    itself when its own is not given)."""
     for command in sub_app.registered_commands:
-        if "ctx" in inspect.signature(command.callback).parameters:
+        parameters = inspect.signature(command.callback).parameters
+        if "ctx" in parameters and not any(name in parameters for name in ("bootstrap", "zk", "output")):
             command.callback = with_global_options(command.callback)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,6 +11,8 @@ import typer
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
 from groupctl.cli.errors import BadInput, CliError
+
+ZK_CONNECT = re.compile(r"^[^\s,/]+:\d{1,5}(,[^\s,/]+:\d{1,5})*(/\S*)?$")
 
 app = typer.Typer(help="Run or locate group coordinators.", no_args_is_help=True)
 
@@ -23,9 +26,11 @@ def parse_topic_spec(spec: str) -> tuple[str, int]:
 
 
 @app.command("run")
+@guard
 def run(
+    ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", help="Address to bind."),
-    port: int = typer.Option(9092, help="Port to bind (0: any free port)."),
+    port: int = typer.Option(9092, min=0, max=65535, help="Port to bind (0: any free port)."),
     data_dir: Optional[Path] = typer.Option(
         None, help="Where partition logs (and, without --zk, the embedded store) are kept. "
         "Without it everything lives in memory."),
@@ -46,6 +51,9 @@ def run(
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
+    zk = zk or env(ctx).zk  # `groupctl --zk X coordinator run` means the same as `run --zk X`
+    if zk and not ZK_CONNECT.match(zk):
+        raise BadInput(f"--zk {zk!r}: expected HOST:PORT[,HOST:PORT...][/chroot]")
     topics = tuple(parse_topic_spec(spec) for spec in topic)
     if min_session_timeout_ms > max_session_timeout_ms:
         raise BadInput("--min-session-timeout-ms is larger than --max-session-timeout-ms")

@@ -52,7 +52,7 @@ def describe(
 
     current = env(ctx)
     with current.status(f"describing {group}"):
-        described = describe_group(current.need_bootstrap(), group, include_offsets=not (members or state))
+        described = describe_group(current.need_bootstrap(), group, include_offsets=current.json or not (members or state))
     if current.json:
         render.emit_json(current, described.to_json())
         return
@@ -65,10 +65,11 @@ def describe(
               described.generation, len(described.members),
               f"{coordinator.node_id} ({coordinator.host}:{coordinator.port})")]))
     if (members or everything) and not described.members:
-        current.out.print(f"\n{group} has no active members." if everything else f"{group} has no active members.",
-                          markup=False, highlight=False)
+        if state or everything:
+            current.out.print()
+        current.out.print(f"{group} has no active members.", markup=False, highlight=False)
     elif members or everything:
-        if everything:
+        if state or everything:
             current.out.print()
         render.show(current, render.table(
             ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"],
@@ -76,7 +77,7 @@ def describe(
               " ".join(f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m.assignment.items())) or None)
              for m in described.members]))
     if offsets or everything:
-        if everything:
+        if state or members or everything:
             current.out.print()
         rows = []
         for o in described.offsets:

@@ -138,10 +138,19 @@ def reset_(
 @app.command("export")
 @guard
 def export(ctx: typer.Context, group: str = typer.Argument(..., help="Group id.")) -> None:
-    """Print GROUP's committed offsets as CSV (topic,partition,offset), for `offsets import`."""
+    """Print GROUP's committed offsets as CSV (topic,partition,offset), for `offsets import`.
+    With --output json: {group, offsets: [{topic, partition, offset}]}."""
+    current = env(ctx)
+    if current.json:
+        from groupctl.ops.offsets import show_offsets
+
+        found = show_offsets(current.need_bootstrap(), group)
+        render.emit_json(current, {"group": group, "offsets": [
+            {"topic": o.topic, "partition": o.partition, "offset": o.committed_offset}
+            for o in found.offsets if o.committed_offset is not None]})
+        return
     from groupctl.ops.offsets import export_offsets
 
-    current = env(ctx)
     current.out.print(export_offsets(current.need_bootstrap(), group), end="", markup=False, highlight=False)
 
 

@@ -34,17 +34,28 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optio
     (rich.table is imported here, not at start-up: JSON output never needs it.)"""
     from rich.table import Table
 
+    from rich.text import Text
+
     result = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
     for column in columns:
-        result.add_column(column, justify="right" if column.endswith(RIGHT_ALIGNED) else "left")
+        # Ids are copied by operators: never cut them ("fold" wraps long cells instead).
+        result.add_column(column, justify="right" if column.endswith(RIGHT_ALIGNED) else "left",
+                          overflow="fold")
     for row in rows:
-        result.add_row(*("-" if cell is None else str(cell) for cell in row))
+        # Cells are plain text: a group named "x[/y]" must not be read as rich markup.
+        result.add_row(*(Text("-" if cell is None else str(cell)) for cell in row))
     return result
 
 
 def show(env: CliEnv, *renderables: Any) -> None:
+    """Print tables and other renderables; piped output loses the padding after the last column."""
     for renderable in renderables:
-        env.out.print(renderable)
+        if env.out.is_terminal:
+            env.out.print(renderable)
+            continue
+        with env.out.capture() as captured:
+            env.out.print(renderable)
+        env.out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def show_json_document(env: CliEnv, document: Any) -> None:

@@ -26,6 +26,8 @@ def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
     except LogError as exc:
         raise CliError(f"partition logs in {config.data_dir}: {exc}") from exc
     except OSError as exc:
+        if exc.filename:  # the data dir, not the address
+            raise CliError(f"cannot use {exc.filename}: {exc.strerror or exc}") from exc
         raise CliError(f"cannot start the coordinator on {config.host}:{config.port}: "
                        f"{exc.strerror or exc}") from exc
 

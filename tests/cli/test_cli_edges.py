@@ -1,0 +1,47 @@
+"""Edges found in review: names that look like markup, the global --zk for `coordinator run`,
+out-of-range ports, and piped tables without trailing padding."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from groupctl.cli import render
+from groupctl.cli.app import app
+from groupctl.cli.context import CliEnv
+
+runner = CliRunner()
+
+
+def piped_env() -> tuple[CliEnv, io.StringIO]:
+    buffer = io.StringIO()
+    return CliEnv(out=Console(file=buffer, width=200), err=Console(file=io.StringIO())), buffer
+
+
+def test_a_group_name_that_looks_like_rich_markup_is_printed_literally():
+    current, buffer = piped_env()
+    render.show(current, render.table(["GROUP", "STATE"], [("x[/y]", "Empty"), ("[red]z", None)]))
+    output = buffer.getvalue()
+    assert "x[/y]" in output and "[red]z" in output and "-" in output
+
+
+def test_piped_tables_carry_no_padding_after_the_last_column():
+    current, buffer = piped_env()
+    render.show(current, render.table(["GROUP", "COORDINATOR"], [("a", "0 (127.0.0.1:9092)"), ("longer-name", "1")]))
+    assert all(line == line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def test_the_global_zk_option_reaches_coordinator_run(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("groupctl.server.main.run_node", lambda config, log_level: seen.update(config=config))
+    result = runner.invoke(app, ["--zk", "127.0.0.1:2181/chroot", "coordinator", "run", "--port", "0"])
+    assert result.exit_code == 0, result.output
+    assert seen["config"].zk == "127.0.0.1:2181/chroot"
+
+
+def test_coordinator_run_refuses_a_port_out_of_range_and_a_malformed_connect_string():
+    assert runner.invoke(app, ["coordinator", "run", "--port", "99999"]).exit_code == 2
+    result = runner.invoke(app, ["coordinator", "run", "--zk", "bad host::"])
+    assert result.exit_code == 2
