@@ -16,6 +16,9 @@ JSON keys (`to_json`) are a contract (DESIGN.md §6): describe gives group, stat
 protocol_type, protocol, generation, coordinator{node_id, host, port},
 members[{member_id, client_id, client_host, assignment{topic: [partitions]}}],
 offsets[{topic, partition, committed_offset, log_end_offset, lag}].
+
+Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
+no empty group id, and a classic-protocol string carries at most 32767 bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", 
 """Classic and KIP-848 group states, as Kafka spells them."""
 
 NON_EMPTY_GROUP = 68
+MAX_GROUP_ID_BYTES = 32767
+"""Non-flexible request versions encode strings with an int16 length."""
+
+
+def check_group_id(group: str) -> str:
+    """`group`, or BadInput when it cannot be a group id (empty, or too long for the wire)."""
+    if not group:
+        raise BadInput("the group id must not be empty")
+    if len(group.encode("utf-8")) > MAX_GROUP_ID_BYTES:
+        raise BadInput(f"group id '{group[:40]}...' is too long (at most {MAX_GROUP_ID_BYTES} bytes)")
+    return group
 
 
 def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
@@ -51,6 +65,7 @@ def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
 
 def find_coordinator(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> Node:
     """The group's coordinator per FindCoordinator (`to_json`: node_id, host, port)."""
+    check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         return client.find_coordinator(group)
 
@@ -150,6 +165,7 @@ def describe_group(
 ) -> GroupDescription:
     """State, protocol, generation, coordinator, members with assignments and (unless
     `include_offsets` is False) per-partition offsets and lag; NotFound for an unknown group."""
+    check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def run(coordinator: Node) -> GroupDescription:
@@ -206,11 +222,14 @@ def delete_groups(
 ) -> tuple[GroupDeletion, ...]:
     """Delete each group (with its committed offsets), one result per group in order.
 
-    A group with members is refused (`Refused` naming its state); an unknown one is `NotFound`.
+    Every group gets a result, whatever happened to the others: a group with members is refused
+    (`Refused` naming its state), an unknown one is `NotFound`, and any other expected failure
+    (the coordinator unreachable, ...) is that group's error. Invalid group ids are BadInput
+    before anything is deleted.
     """
     if not groups:
         raise BadInput("give at least one group")
-    unique = list(dict.fromkeys(groups))
+    unique = [check_group_id(group) for group in dict.fromkeys(groups)]
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def delete_one(group: str) -> GroupDeletion:
@@ -229,6 +248,9 @@ def delete_groups(
                         "only a group without members can be deleted"))
                 return GroupDeletion(group, OpsError(f"deleting group '{group}' failed: {error_name(code)}"))
 
-            return apis.with_coordinator(client, group, run)
+            try:
+                return apis.with_coordinator(client, group, run)
+            except OpsError as error:
+                return GroupDeletion(group, error)
 
         return tuple(delete_one(group) for group in unique)

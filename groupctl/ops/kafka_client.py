@@ -20,9 +20,13 @@ Works against any Kafka cluster and against groupctl's coordinator (which also a
 extension APIs of `groupctl.protocol.extensions`).
 
 Invariants:
-- Every blocking socket operation is bounded: connecting to the bootstrap servers shares one
-  deadline of `timeout` seconds; each response must arrive within `timeout` seconds (plus the
-  server-side wait a long-polling caller asks for).
+- A client's whole life is bounded: by default everything it does (connecting, negotiating,
+  every request and retry) ends within `timeout` seconds of its creation (`deadline`), so a
+  one-shot command fails within `timeout` however many round trips it needs. A long-lived
+  caller (a watch) passes its own `deadline` (`math.inf`: none).
+- Within that, every blocking socket operation is bounded: connecting to the bootstrap servers
+  shares one deadline of `timeout` seconds; each response must arrive within `timeout` seconds
+  (plus the server-side wait a long-polling caller asks for).
 - Transport failures become `Unreachable`, a missing API or version `Unsupported`, an
   undecodable response `OpsError`; nothing else escapes for expected failures.
 - ApiVersions is decoded with response header v0 whatever its version (kafka-python's
@@ -48,7 +52,9 @@ from kafka.protocol.data_container import DataContainer
 import groupctl
 from groupctl.ops.errors import BadInput, OpsError, Unreachable, Unsupported
 
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 8.0
+"""Seconds a whole operation may take (as `groupctl.ops.zk`): an unreachable or silent cluster
+fails the command well within the CLI's promise of 10 s, interpreter start-up included."""
 CLIENT_ID = "groupctl"
 
 API_VERSIONS = 18
@@ -319,12 +325,19 @@ def _build_api_versions(cls: type, version: int) -> Any:
 
 
 class KafkaClient:
-    """Connections to one cluster; use as a context manager (closes every socket)."""
+    """Connections to one cluster; use as a context manager (closes every socket).
 
-    def __init__(self, bootstrap: str, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID) -> None:
+    `deadline` (a `time.monotonic()` value) bounds everything the client does; the default is
+    `timeout` seconds from now, `math.inf` lifts the bound (each exchange is still bounded by
+    `timeout`).
+    """
+
+    def __init__(self, bootstrap: str, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID,
+                 deadline: Optional[float] = None) -> None:
         self.bootstrap = bootstrap
         self.timeout = timeout
         self.client_id = client_id
+        self.deadline = time.monotonic() + timeout if deadline is None else deadline
         self._addresses = parse_bootstrap(bootstrap)
         self._connections: dict[tuple[str, int], _Connection] = {}
         self._bootstrap: Optional[_Connection] = None
@@ -340,6 +353,14 @@ class KafkaClient:
             connection.close()
         self._connections.clear()
         self._bootstrap = None
+
+    def _within(self, seconds: float) -> float:
+        """The deadline of a step allowed `seconds`, cut to the client's own deadline."""
+        return min(time.monotonic() + seconds, self.deadline)
+
+    def _budget(self, started: float) -> str:
+        """How long a step that started at `started` was allowed, for messages ("8", "2.5")."""
+        return f"{min(self.timeout, self.deadline - started):.2g}"
 
     # -- connections ------------------------------------------------------------------------
 
@@ -364,7 +385,8 @@ class KafkaClient:
     def _bootstrap_connection(self) -> _Connection:
         if self._bootstrap is not None:
             return self._bootstrap
-        deadline = time.monotonic() + self.timeout
+        started = time.monotonic()
+        deadline = self._within(self.timeout)
         reason = "no address"
         for host, port in self._addresses:
             if time.monotonic() >= deadline:
@@ -375,7 +397,7 @@ class KafkaClient:
                 return self._bootstrap
             except _TransportError as exc:
                 reason = exc.reason
-        raise Unreachable(f"cannot reach bootstrap {self.bootstrap} within {self.timeout:g}s: {reason}")
+        raise Unreachable(f"cannot reach bootstrap {self.bootstrap} within {self._budget(started)}s: {reason}")
 
     def connection(self, node: Optional[Node] = None) -> "_Connection":
         """The (possibly new) connection to `node`, or to a bootstrap server for None."""
@@ -386,12 +408,12 @@ class KafkaClient:
         existing = self._connections.get((node.host, node.port))
         if existing is not None:
             return existing
-        deadline = time.monotonic() + self.timeout
+        started = time.monotonic()
         try:
-            return self._open(node.host, node.port, deadline)
+            return self._open(node.host, node.port, self._within(self.timeout))
         except _TransportError as exc:
             raise Unreachable(
-                f"cannot reach node {node.node_id} ({node.address}) within {self.timeout:g}s: {exc.reason}"
+                f"cannot reach node {node.node_id} ({node.address}) within {self._budget(started)}s: {exc.reason}"
             ) from None
 
     def supports(self, node: Optional[Node], key: int) -> bool:
@@ -407,7 +429,7 @@ class KafkaClient:
     def call_many(self, calls: Sequence[Call]) -> list[Any]:
         """Pipeline `calls`: write them all, then read the responses (in `calls` order)."""
         sent = []
-        deadline = time.monotonic() + self.timeout + max((c.extra_wait_s for c in calls), default=0.0)
+        deadline = self._within(self.timeout + max((c.extra_wait_s for c in calls), default=0.0))
         try:
             for call in calls:
                 connection = self.connection(call.node)
@@ -454,7 +476,7 @@ class KafkaClient:
         def build(cls: type, version: int) -> Any:
             return cls(key=group, key_type=0)
 
-        deadline = time.monotonic() + self.timeout
+        deadline = self._within(self.timeout)
         while True:
             response = self.call(None, FIND_COORDINATOR, (0, 3), build)
             if response.error_code == 0:

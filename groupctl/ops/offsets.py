@@ -11,7 +11,13 @@ Invariants:
   commit (generation -1, no member id), which the coordinator also refuses while the group has
   members, so a consumer joining between the check and the commit cannot be overwritten.
 - Every topic and partition an operator names must exist (`BadInput`, exit 2) before anything
-  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`.
+  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`. Errors
+  about partitions a plan file names start with the file's name.
+- Group ids are checked (`groups.check_group_id`) and partitions and offsets must fit the wire
+  (`reset.check_offsets`) before anything is sent.
+- Deleting offsets: a named partition of an existing topic must exist (`BadInput`); one the
+  group has no committed offset for is reported per partition ("no committed offset", not
+  deleted) and not sent to the coordinator.
 - Resets and imports are dry runs unless `execute=True`; the returned plan says which.
 """
 
@@ -24,6 +30,7 @@ from typing import Mapping, Optional
 
 from groupctl.ops import kafka_apis as apis
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.ops.groups import check_group_id
 from groupctl.ops.kafka_apis import GroupInfo, TopicPartition
 from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
@@ -31,10 +38,12 @@ from groupctl.ops.reset import (
     FromFile,
     PlanInputs,
     PlannedOffset,
+    PlanOffsets,
     ResetPlan,
     Scope,
     Target,
     check_exists,
+    check_offsets,
     format_plan_csv,
     lookup_timestamp,
     parse_plan_csv,
@@ -98,6 +107,7 @@ def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tu
 def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
     """Committed offset, log end and lag per partition (committed or assigned); NotFound for a
     group that neither exists nor has committed offsets."""
+    check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         info, committed = apis.with_coordinator(
             client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
@@ -110,6 +120,7 @@ def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT
 def export_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     """The group's committed offsets as CSV `topic,partition,offset` lines (sorted), the format
     `read_plan_file`, `import_offsets` and kafka-consumer-groups.sh `--from-file` read."""
+    check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         info, committed = apis.with_coordinator(
             client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
@@ -118,8 +129,9 @@ def export_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEO
     return format_plan_csv((t, p, o) for (t, p), o in sorted(committed.items()))
 
 
-def read_plan_file(path: str | Path) -> dict[TopicPartition, int]:
-    """A CSV plan file -> {(topic, partition): offset}; BadInput for a missing or malformed file."""
+def read_plan_file(path: str | Path) -> PlanOffsets:
+    """A CSV plan file -> {(topic, partition): offset} whose `source` is the file's name;
+    BadInput for a missing or malformed file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -148,15 +160,18 @@ def commit_offsets(
     bootstrap: str, group: str, offsets: Mapping[TopicPartition, int], *, timeout: float = DEFAULT_TIMEOUT
 ) -> ResetPlan:
     """Commit exactly `offsets` (no clamping) for an inactive group; the executed plan."""
+    check_group_id(group)
     if not offsets:
         raise BadInput("give at least one TOPIC:PARTITION=OFFSET")
+    source = offsets.source if isinstance(offsets, PlanOffsets) else None
+    check_offsets(offsets, source)
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def run(coordinator: Node) -> ResetPlan:
             info, committed = _group_and_offsets(client, coordinator, group)
             metadata = client.metadata(sorted({t for t, _ in offsets}))
             for tp in sorted(offsets):
-                check_exists(tp, metadata.partitions)
+                check_exists(tp, metadata.partitions, source)
             check_inactive(group, info)
             _commit(client, coordinator, group, offsets)
             return ResetPlan(group, tuple(PlannedOffset(t, p, committed.get((t, p)), o)
@@ -180,6 +195,7 @@ def reset_offsets(
     `scope` may be None only for a FromFile target. `now_ms` (default: the clock) anchors
     by-duration targets.
     """
+    check_group_id(group)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
@@ -218,18 +234,27 @@ def import_offsets(
     execute: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ResetPlan:
-    """Reset to the offsets of a CSV plan (see `read_plan_file`), clamped to each partition's
-    range; a dry run unless `execute`."""
-    return reset_offsets(bootstrap, group, None, FromFile(dict(offsets)), execute=execute, timeout=timeout)
+    """Reset to the offsets of a CSV plan (see `read_plan_file`: errors then name the file),
+    clamped to each partition's range; a dry run unless `execute`."""
+    source = offsets.source if isinstance(offsets, PlanOffsets) else None
+    return reset_offsets(bootstrap, group, None, FromFile(PlanOffsets(offsets, source)),
+                         execute=execute, timeout=timeout)
 
 
-def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition, int]) -> list[TopicPartition]:
+def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition, int],
+                    topic_partitions: Mapping[str, Mapping[int, int]]) -> list[TopicPartition]:
+    """The partitions `scope` names. A named partition must exist in the cluster, unless its
+    topic is gone and the group still has offsets for it (cleaning up after a deleted topic)."""
     if scope.all_topics:
         return sorted(committed)
     partitions: set[TopicPartition] = set()
     for s in scope.topics:
         if s.partitions is not None:
-            partitions.update((s.topic, p) for p in s.partitions)
+            gone_with_offsets = s.topic not in topic_partitions and any(t == s.topic for t, _ in committed)
+            for p in s.partitions:
+                if not gone_with_offsets:
+                    check_exists((s.topic, p), topic_partitions)
+                partitions.add((s.topic, p))
             continue
         of_topic = {tp for tp in committed if tp[0] == s.topic}
         if not of_topic:
@@ -242,23 +267,29 @@ def delete_offsets(
     bootstrap: str, group: str, scope: Scope, *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[OffsetDeletion, ...]:
     """Delete the committed offsets in `scope` (topics need not exist any more: cleaning up
-    after a deleted topic is the common case). The coordinator refuses partitions of topics the
-    group is subscribed to; those come back with a `Refused` error."""
+    after a deleted topic is the common case), one result per partition. The coordinator refuses
+    partitions of topics the group is subscribed to; those come back with a `Refused` error. A
+    named partition without a committed offset comes back with a `NotFound` error; one that
+    does not exist is BadInput (see `_deletion_scope`)."""
+    check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def run(coordinator: Node) -> tuple[OffsetDeletion, ...]:
             info, committed = _group_and_offsets(client, coordinator, group)
             if not info.exists and not committed:
                 raise NotFound(f"group '{group}' does not exist")
-            partitions = _deletion_scope(group, scope, committed)
-            if not partitions:
-                return ()
-            codes = apis.delete_offsets(client, coordinator, group, partitions)
+            named = sorted({s.topic for s in scope.topics if s.partitions is not None})
+            topic_partitions = client.metadata(named).partitions if named else {}
+            partitions = _deletion_scope(group, scope, committed, topic_partitions)
+            with_offsets = [tp for tp in partitions if tp in committed]
+            codes = apis.delete_offsets(client, coordinator, group, with_offsets) if with_offsets else {}
             results = []
             for topic, partition in partitions:
                 code = codes.get((topic, partition), 0)
                 error: Optional[OpsError] = None
-                if code == GROUP_SUBSCRIBED_TO_TOPIC:
+                if (topic, partition) not in committed:
+                    error = NotFound("no committed offset")
+                elif code == GROUP_SUBSCRIBED_TO_TOPIC:
                     error = Refused(f"group '{group}' is subscribed to topic '{topic}'; stop its consumers first")
                 elif code:
                     error = OpsError(f"deleting the offset of {topic}:{partition} failed: {error_name(code)}")

@@ -26,6 +26,7 @@ members all joined. Timing (`started_at_ms`, `completed_at_ms`, `duration_ms`), 
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
@@ -222,11 +223,17 @@ def coordinator_documents(bootstrap: str, group: str, *,
                           deadline: Optional[float] = None) -> Iterator[Optional[dict[str, Any]]]:
     """Like `groupctl.ops.zk.watch_documents`, long-polling GroupctlDescribeGroup: the current
     document first, then each with a newer generation (None when the group is deleted);
-    returns when `deadline` passes."""
+    returns when `deadline` passes.
+
+    Everything, connecting included, ends by `deadline`: a coordinator that never answers is
+    `Unreachable` at the deadline, not after the client's own timeout. A long-poll is cut at
+    the deadline too, a moment before the coordinator would answer it; that is the end of the
+    watch, not a failure.
+    """
     from groupctl.ops.kafka_client import KafkaClient, error_name
     from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
-    with KafkaClient(bootstrap) as client:
+    with KafkaClient(bootstrap, deadline=math.inf if deadline is None else deadline) as client:
         coordinator = _Coordinator(client, group)
         after = -1  # the first request answers at once: the baseline
         while True:
@@ -241,7 +248,12 @@ def coordinator_documents(bootstrap: str, group: str, *,
             def build(cls: type, version: int, after: int = after, wait_ms: int = wait_ms) -> Any:
                 return cls(group_id=group, after_generation=after, max_wait_ms=wait_ms)
 
-            response = coordinator.call(DESCRIBE_GROUP_KEY, build, wait_s=wait_ms / 1000, deadline=deadline)
+            try:
+                response = coordinator.call(DESCRIBE_GROUP_KEY, build, wait_s=wait_ms / 1000, deadline=deadline)
+            except Unreachable:
+                if after != -1 and deadline is not None and time.monotonic() >= deadline:
+                    return  # the last long-poll was cut at the deadline
+                raise
             if response.error_code not in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
                 raise _coordinator_error(f"describe group {group!r}", response.error_code,
                                          error_name(response.error_code))

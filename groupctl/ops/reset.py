@@ -10,8 +10,14 @@ Mirrors kafka-consumer-groups.sh `--reset-offsets`, which operators' fingers kno
   `topic,partition,offset`).
 - Offsets an operator supplies (to-offset, shift-by, from-file) are clamped to the partition's
   [earliest, latest]. A time with no record at or after it resets to latest, as Kafka does.
-  to-current keeps the committed offset, and resets a partition without one to latest, as Kafka
-  does.
+  A time before the epoch means the earliest record (ListOffsets reads negative times as its
+  special values: -1 latest, -2 earliest, -3 max timestamp). to-current keeps the committed
+  offset, and resets a partition without one to latest, as Kafka does.
+- Numbers fit the wire: partitions are int32 (0..2**31-1), offsets and shifts int64
+  (|n| <= 2**63-1). Every parser and every target checks this, so an out-of-range number is
+  `BadInput` before anything is sent.
+- Every topic and partition a scope or a plan file names must exist; errors about a plan file's
+  partitions name the file (`PlanOffsets.source`).
 
 Everything here is pure: `plan_reset` gets the committed offsets, earliest/latest offsets and
 timestamp lookups already fetched (`groupctl.ops.offsets` fetches them), so every target and
@@ -35,7 +41,13 @@ from groupctl.ops.errors import BadInput
 
 TopicPartition = tuple[str, int]
 
+MAX_PARTITION = 2**31 - 1
+"""Partitions are int32 on the wire."""
+MAX_OFFSET = 2**63 - 1
+"""Offsets (and shifts) are int64 on the wire."""
+
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+_DIGITS = re.compile(r"^[0-9]+$")  # ASCII only: str.isdigit() also accepts "²", which int() rejects
 
 
 def _tp(tp: TopicPartition) -> str:
@@ -48,11 +60,25 @@ def check_topic_name(topic: str) -> str:
     return topic
 
 
-def _non_negative(text: str, what: str, context: str) -> int:
+def _non_negative(text: str, what: str, context: str, maximum: int) -> int:
+    """`what` (a partition or an offset) of `context`, a command-line value, -> int."""
     text = text.strip()
-    if not text.isdigit():
+    if not _DIGITS.match(text):
         raise BadInput(f"{what} '{text}' in '{context}' is not a non-negative integer")
-    return int(text)
+    value = int(text)
+    if value > maximum:
+        raise BadInput(f"{what} {value} in '{context}' is too large (at most {maximum})")
+    return value
+
+
+def check_offsets(offsets: Mapping[TopicPartition, int], source: Optional[str] = None) -> None:
+    """BadInput unless every partition is in 0..2**31-1 and every offset in 0..2**63-1."""
+    where = f"{source}: " if source else ""
+    for (topic, partition), offset in sorted(offsets.items()):
+        if not 0 <= partition <= MAX_PARTITION:
+            raise BadInput(f"{where}partition {partition} of topic '{topic}' is out of range (0-{MAX_PARTITION})")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise BadInput(f"{where}offset {offset} of {topic}:{partition} is out of range (0-{MAX_OFFSET})")
 
 
 # -- scopes ----------------------------------------------------------------------------------
@@ -79,7 +105,7 @@ def parse_topic_scope(text: str) -> TopicScope:
     numbers = [p for p in partitions.split(",")]
     if not partitions or any(not p.strip() for p in numbers):
         raise BadInput(f"'{text}' is not TOPIC or TOPIC:PARTITION[,PARTITION...]")
-    return TopicScope(topic, tuple(sorted({_non_negative(p, "partition", text) for p in numbers})))
+    return TopicScope(topic, tuple(sorted({_non_negative(p, "partition", text, MAX_PARTITION) for p in numbers})))
 
 
 def make_scope(topics: Sequence[str], all_topics: bool) -> Scope:
@@ -120,10 +146,18 @@ class ToLatest:
 class ToOffset:
     offset: int
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.offset <= MAX_OFFSET:
+            raise BadInput(f"offset {self.offset} is out of range (0-{MAX_OFFSET})")
+
 
 @dataclass(frozen=True)
 class ShiftBy:
     delta: int
+
+    def __post_init__(self) -> None:
+        if abs(self.delta) > MAX_OFFSET:
+            raise BadInput(f"shift {self.delta} is out of range (-{MAX_OFFSET} to {MAX_OFFSET})")
 
 
 @dataclass(frozen=True)
@@ -141,20 +175,41 @@ class ToCurrent:
     pass
 
 
+class PlanOffsets(dict):
+    """{(topic, partition): offset} read from a plan, remembering where from (`source`, e.g. the
+    file name) so that errors about its partitions can name it."""
+
+    def __init__(self, offsets: Mapping[TopicPartition, int] = (), source: Optional[str] = None) -> None:
+        super().__init__(offsets)
+        self.source = source
+
+
 @dataclass(frozen=True)
 class FromFile:
     offsets: Mapping[TopicPartition, int] = field(hash=False)
+
+    def __post_init__(self) -> None:
+        check_offsets(self.offsets, self.source)
+
+    @property
+    def source(self) -> Optional[str]:
+        """The plan file the offsets came from, when they are `PlanOffsets` that know it."""
+        return self.offsets.source if isinstance(self.offsets, PlanOffsets) else None
 
 
 Target = Union[ToEarliest, ToLatest, ToOffset, ShiftBy, ToDatetime, ByDuration, ToCurrent, FromFile]
 
 
 def lookup_timestamp(target: Target, now_ms: int) -> Optional[int]:
-    """The time whose offsets the target needs (to-datetime, by-duration), or None."""
+    """The time whose offsets the target needs (to-datetime, by-duration), or None.
+
+    Never negative: ListOffsets reads -1, -2 and -3 as latest, earliest and max timestamp, so a
+    time before the epoch is sent as 0 (the earliest record: none is stamped earlier).
+    """
     if isinstance(target, ToDatetime):
-        return target.timestamp_ms
+        return max(0, target.timestamp_ms)
     if isinstance(target, ByDuration):
-        return now_ms - target.duration_ms
+        return max(0, now_ms - target.duration_ms)
     return None
 
 
@@ -226,7 +281,8 @@ def parse_offset_assignment(text: str) -> tuple[TopicPartition, int]:
     if not eq or not colon or not topic:
         raise BadInput(usage)
     check_topic_name(topic)
-    return (topic, _non_negative(partition, "partition", text)), _non_negative(offset, "offset", text)
+    return ((topic, _non_negative(partition, "partition", text, MAX_PARTITION)),
+            _non_negative(offset, "offset", text, MAX_OFFSET))
 
 
 def parse_offset_assignments(texts: Iterable[str]) -> dict[TopicPartition, int]:
@@ -244,13 +300,13 @@ def parse_offset_assignments(texts: Iterable[str]) -> dict[TopicPartition, int]:
 CSV_HEADER = ("topic", "partition", "offset")
 
 
-def parse_plan_csv(text: str, source: str = "<plan>") -> dict[TopicPartition, int]:
-    """A CSV plan (`topic,partition,offset` lines) -> {(topic, partition): offset}.
+def parse_plan_csv(text: str, source: str = "<plan>") -> PlanOffsets:
+    """A CSV plan (`topic,partition,offset` lines) -> {(topic, partition): offset} from `source`.
 
     Strict: every non-blank, non-comment line has exactly three fields; the first line may be
     the header. Errors name `source` and the line number.
     """
-    offsets: dict[TopicPartition, int] = {}
+    offsets = PlanOffsets(source=source)
     first_line: dict[TopicPartition, int] = {}
     seen_content = False
     for number, line in enumerate(text.splitlines(), start=1):
@@ -272,10 +328,11 @@ def parse_plan_csv(text: str, source: str = "<plan>") -> dict[TopicPartition, in
         where = f"{source}:{number}"
         if not _TOPIC_NAME.match(topic):
             raise BadInput(f"{where}: invalid topic name '{topic}'")
-        if not partition.isdigit():
-            raise BadInput(f"{where}: partition '{partition}' is not a non-negative integer")
-        if not offset.isdigit():
-            raise BadInput(f"{where}: offset '{offset}' is not a non-negative integer")
+        for what, value, maximum in (("partition", partition, MAX_PARTITION), ("offset", offset, MAX_OFFSET)):
+            if not _DIGITS.match(value):
+                raise BadInput(f"{where}: {what} '{value}' is not a non-negative integer")
+            if int(value) > maximum:
+                raise BadInput(f"{where}: {what} {value} is too large (at most {maximum})")
         tp = (topic, int(partition))
         if tp in offsets:
             raise BadInput(f"{where}: {_tp(tp)} appears twice (first on line {first_line[tp]})")
@@ -340,6 +397,8 @@ def topics_to_fetch(scope: Optional[Scope], target: Target, committed: Mapping[T
     """The topics whose metadata `resolve_partitions` needs."""
     if isinstance(target, FromFile):
         names = {t for t, _ in target.offsets}
+        if scope is not None and not scope.all_topics:
+            names.update(s.topic for s in scope.topics)
     elif scope is None:
         raise BadInput("give a scope: --topic TOPIC[:PARTITION,...] or --all-topics")
     elif scope.all_topics:
@@ -349,15 +408,26 @@ def topics_to_fetch(scope: Optional[Scope], target: Target, committed: Mapping[T
     return sorted(names)
 
 
-def check_exists(tp: TopicPartition, topic_partitions: Mapping[str, Sequence[int]]) -> None:
-    """BadInput unless `tp` is an existing partition (per `topic_partitions`)."""
+def check_exists(tp: TopicPartition, topic_partitions: Mapping[str, Sequence[int]],
+                 source: Optional[str] = None) -> None:
+    """BadInput unless `tp` is an existing partition (per `topic_partitions`); the message
+    starts with `source` (the plan file that named it), if given."""
     topic, partition = tp
+    where = f"{source}: " if source else ""
     if topic not in topic_partitions:
-        raise BadInput(f"unknown topic '{topic}'")
+        raise BadInput(f"{where}unknown topic '{topic}'")
     existing = topic_partitions[topic]
     if partition not in existing:
         span = f"partitions 0-{max(existing)}" if existing else "no partitions"
-        raise BadInput(f"unknown partition {_tp(tp)} (topic '{topic}' has {span})")
+        raise BadInput(f"{where}unknown partition {_tp(tp)} (topic '{topic}' has {span})")
+
+
+def _check_scope_exists(scope: Scope, topic_partitions: Mapping[str, Sequence[int]]) -> None:
+    for s in scope.topics:
+        if s.topic not in topic_partitions:
+            raise BadInput(f"unknown topic '{s.topic}'")
+        for p in s.partitions or ():
+            check_exists((s.topic, p), topic_partitions)
 
 
 def resolve_partitions(
@@ -367,6 +437,8 @@ def resolve_partitions(
     committed: Mapping[TopicPartition, int],
 ) -> tuple[TopicPartition, ...]:
     """The partitions a reset touches, sorted; BadInput for unknown topics or partitions."""
+    if scope is not None:
+        _check_scope_exists(scope, topic_partitions)
     if isinstance(target, FromFile):
         wanted = set(target.offsets)
         if scope is not None and not scope.all_topics:
@@ -374,7 +446,7 @@ def resolve_partitions(
             wanted = {tp for tp in wanted
                       if tp[0] in inside and (inside[tp[0]] is None or tp[1] in inside[tp[0]])}
         for tp in sorted(wanted):
-            check_exists(tp, topic_partitions)
+            check_exists(tp, topic_partitions, target.source)
         return tuple(sorted(wanted))
     if scope is None:
         raise BadInput("give a scope: --topic TOPIC[:PARTITION,...] or --all-topics")
@@ -382,14 +454,8 @@ def resolve_partitions(
         return tuple(sorted(tp for tp in committed if tp[1] in topic_partitions.get(tp[0], ())))
     resolved: set[TopicPartition] = set()
     for s in scope.topics:
-        if s.topic not in topic_partitions:
-            raise BadInput(f"unknown topic '{s.topic}'")
-        if s.partitions is None:
-            resolved.update((s.topic, p) for p in topic_partitions[s.topic])
-            continue
-        for p in s.partitions:
-            check_exists((s.topic, p), topic_partitions)
-            resolved.add((s.topic, p))
+        partitions = topic_partitions[s.topic] if s.partitions is None else s.partitions
+        resolved.update((s.topic, p) for p in partitions)
     return tuple(sorted(resolved))
 
 

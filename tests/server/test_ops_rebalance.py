@@ -4,6 +4,7 @@ observed by a watch, over `--bootstrap` (extension APIs 32000/32001, both store 
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
@@ -13,7 +14,7 @@ from kafka.admin import NewTopic
 from kazoo.client import KazooClient
 
 from groupctl.ops import rebalance
-from groupctl.ops.errors import NotFound, Refused, Timeout
+from groupctl.ops.errors import NotFound, Refused, Timeout, Unreachable
 from groupctl.ops.zk import REBALANCE_REQUESTS, zk_show
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import ConsumerProcess, wait_until
@@ -131,6 +132,19 @@ def test_a_watch_over_bootstrap_times_out_when_nothing_rebalances(coordinator, c
 
     assert raised.value.exit_status == 1
     assert 1.5 <= time.monotonic() - started < 6.0
+
+
+def test_a_watch_over_a_bootstrap_that_never_answers_ends_at_its_timeout():
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = "127.0.0.1:%d" % silent.getsockname()[1]
+        started = time.monotonic()
+
+        with pytest.raises(Unreachable, match=rf"cannot reach bootstrap {address} within 1.5s: timed out"):
+            list(rebalance.watch("orders", bootstrap=address, count=1, timeout_s=1.5))
+
+        assert 1.5 <= time.monotonic() - started < 2.5
 
 
 def test_triggering_an_unknown_group_over_bootstrap_is_not_found(coordinator):

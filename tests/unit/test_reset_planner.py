@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 
 from groupctl.ops.errors import BadInput
 from groupctl.ops.reset import (
+    MAX_OFFSET,
+    MAX_PARTITION,
     ByDuration,
     FromFile,
     PlanInputs,
+    PlanOffsets,
     ResetPlan,
     Scope,
     ShiftBy,
@@ -117,16 +120,39 @@ def test_topic_scope_parsing(text, expected):
     assert parse_topic_scope(text) == expected
 
 
-@pytest.mark.parametrize("text", ["orders:", "orders:a", "orders:-1", "orders:1,,2", "bad topic", ":1", "a/b"])
+@pytest.mark.parametrize("text", ["orders:", "orders:a", "orders:-1", "orders:1,,2", "bad topic", ":1", "a/b",
+                                  "orders:\u00b2"])
 def test_malformed_topic_scope_is_bad_input(text):
     with pytest.raises(BadInput):
         parse_topic_scope(text)
+
+
+def test_a_scope_partition_beyond_int32_is_bad_input():
+    assert parse_topic_scope(f"orders:{MAX_PARTITION}") == TopicScope("orders", (MAX_PARTITION,))
+    with pytest.raises(BadInput, match=r"^partition 2147483648 in 'orders:2147483648' is too large \(at most 2147483647\)$"):
+        parse_topic_scope("orders:2147483648")
 
 
 def test_topics_to_fetch_follows_the_scope_or_the_file():
     assert topics_to_fetch(make_scope([], True), ToEarliest(), COMMITTED) == ["orders"]
     assert topics_to_fetch(make_scope(["payments", "orders:1"], False), ToEarliest(), {}) == ["orders", "payments"]
     assert topics_to_fetch(None, FromFile({("payments", 0): 1}), COMMITTED) == ["payments"]
+
+
+def test_topics_to_fetch_for_a_file_includes_the_topics_of_its_scope():
+    target = FromFile({("payments", 0): 1})
+    assert topics_to_fetch(make_scope(["nosuch", "orders:1"], False), target, COMMITTED) == [
+        "nosuch", "orders", "payments"]
+
+
+@pytest.mark.parametrize("scope, message", [
+    (["nosuch"], "unknown topic 'nosuch'"),
+    (["orders:7"], r"unknown partition orders:7 \(topic 'orders' has partitions 0-2\)"),
+])
+def test_a_file_reset_whose_scope_names_an_unknown_topic_or_partition_is_bad_input(scope, message):
+    target = FromFile({("orders", 0): 7})
+    with pytest.raises(BadInput, match=f"^{message}"):
+        plan_reset("g", make_scope(scope, False), target, inputs())
 
 
 def test_a_scopeless_reset_other_than_from_file_is_bad_input():
@@ -176,6 +202,14 @@ def test_lookup_timestamp_is_the_datetime_or_now_minus_the_duration():
     assert lookup_timestamp(ToEarliest(), now_ms=10_000) is None
 
 
+def test_a_time_before_the_epoch_is_looked_up_as_0_never_as_a_special_negative_value():
+    just_before = parse_datetime("1969-12-31T23:59:59.999Z")
+    assert just_before == -1  # ListOffsets would read -1 as "latest"
+    assert lookup_timestamp(ToDatetime(just_before), now_ms=10_000) == 0
+    assert lookup_timestamp(ToDatetime(-3), now_ms=10_000) == 0
+    assert lookup_timestamp(ByDuration(10_002), now_ms=10_000) == 0
+
+
 def test_to_current_keeps_committed_offsets_and_moves_uncommitted_partitions_to_latest():
     assert new_offsets(plan_reset("g", ORDERS, ToCurrent(), inputs())) == {
         ("orders", 0): 30, ("orders", 1): 20, ("orders", 2): 10}
@@ -196,6 +230,42 @@ def test_from_file_with_a_topic_scope_plans_only_the_file_partitions_inside_it()
 def test_from_file_naming_an_unknown_partition_is_bad_input():
     with pytest.raises(BadInput, match="unknown partition orders:9"):
         plan_reset("g", None, FromFile({("orders", 9): 1}), inputs())
+
+
+@pytest.mark.parametrize("offsets, message", [
+    ({("orders", 9): 1}, r"^plan.csv: unknown partition orders:9 \(topic 'orders' has partitions 0-2\)$"),
+    ({("nope", 0): 1}, r"^plan.csv: unknown topic 'nope'$"),
+])
+def test_unknown_partitions_of_a_plan_file_are_reported_naming_the_file(offsets, message):
+    target = FromFile(PlanOffsets(offsets, source="plan.csv"))
+    assert target.source == "plan.csv"
+    with pytest.raises(BadInput, match=message):
+        plan_reset("g", None, target, inputs())
+
+
+def test_a_parsed_csv_plan_remembers_its_source():
+    offsets = parse_plan_csv("orders,0,5\n", "plan.csv")
+    assert offsets == {("orders", 0): 5} and offsets.source == "plan.csv"
+    assert FromFile(offsets).source == "plan.csv"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: ToOffset(MAX_OFFSET + 1), "offset 9223372036854775808 is out of range"),
+    (lambda: ShiftBy(-MAX_OFFSET - 1), "shift -9223372036854775808 is out of range"),
+    (lambda: ShiftBy(MAX_OFFSET + 1), "shift 9223372036854775808 is out of range"),
+    (lambda: FromFile({("orders", 0): MAX_OFFSET + 1}), "offset 9223372036854775808 of orders:0 is out of range"),
+    (lambda: FromFile({("orders", MAX_PARTITION + 1): 0}), "partition 2147483648 of topic 'orders' is out of range"),
+    (lambda: FromFile(PlanOffsets({("orders", -1): 0}, "plan.csv")), "^plan.csv: partition -1 of topic 'orders'"),
+])
+def test_targets_whose_numbers_do_not_fit_the_wire_are_bad_input(make, message):
+    with pytest.raises(BadInput, match=message):
+        make()
+
+
+def test_targets_at_the_wire_limits_are_accepted():
+    assert ToOffset(MAX_OFFSET).offset == MAX_OFFSET
+    assert ShiftBy(-MAX_OFFSET).delta == -MAX_OFFSET
+    assert FromFile({("orders", MAX_PARTITION): MAX_OFFSET}).offsets == {("orders", MAX_PARTITION): MAX_OFFSET}
 
 
 def test_plans_record_the_committed_offset_they_replace_and_are_not_executed():
@@ -318,10 +388,19 @@ def test_offset_assignments_parse():
     ("orders:1=-5", "offset '-5'"),
     ("orders:1=", "offset ''"),
     ("or ders:1=5", "invalid topic name"),
+    ("orders:1=\u00b2", "offset '\u00b2' in 'orders:1=\u00b2' is not a non-negative integer"),
+    ("orders:0=99999999999999999999999",
+     r"^offset 99999999999999999999999 in 'orders:0=99999999999999999999999' is too large \(at most 9223372036854775807\)$"),
+    ("orders:0=9223372036854775808", "offset 9223372036854775808 .* is too large"),
+    ("orders:2147483648=1", r"^partition 2147483648 in 'orders:2147483648=1' is too large \(at most 2147483647\)$"),
 ])
 def test_malformed_offset_assignments_are_bad_input(text, message):
     with pytest.raises(BadInput, match=message):
         parse_offset_assignment(text)
+
+
+def test_offset_assignments_at_the_wire_limits_parse():
+    assert parse_offset_assignment(f"orders:{MAX_PARTITION}={MAX_OFFSET}") == (("orders", MAX_PARTITION), MAX_OFFSET)
 
 
 def test_conflicting_or_missing_offset_assignments_are_bad_input():
@@ -347,6 +426,9 @@ def test_csv_plans_allow_a_header_blank_lines_comments_and_spaces():
     ("orders,0,5\nbad topic,0,1\n", r"plan.csv:2: invalid topic name 'bad topic'"),
     ("orders,0,5\norders,1,6\norders,0,7\n", r"plan.csv:3: orders:0 appears twice \(first on line 1\)"),
     ("orders,0,5\ntopic,partition,offset\n", r"plan.csv:2: partition 'partition'"),
+    ("orders,0,99999999999999999999999\n", r"plan.csv:1: offset 99999999999999999999999 is too large \(at most 9223372036854775807\)"),
+    ("orders,2147483648,5\n", r"plan.csv:1: partition 2147483648 is too large \(at most 2147483647\)"),
+    ("orders,\u00b2,5\n", r"plan.csv:1: partition '\u00b2' is not a non-negative integer"),
     ("", r"plan.csv: no offsets"),
     ("topic,partition,offset\n# nothing\n", r"plan.csv: no offsets"),
 ])
