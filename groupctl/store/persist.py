@@ -291,7 +291,7 @@ async def _scan(store: MetadataStore) -> tuple[list[Record], dict[_Scope, dict[s
     records: list[Record] = []
     for topic, docs in zip(topics, topic_docs):
         scopes[("topic", topic)] = docs
-        for path, doc in docs.items():
+        for doc in docs.values():
             records.append(TopicRecord.from_document(topic, doc.value))
     for group, docs in zip(groups, group_docs):
         scopes[("group", group)] = docs

@@ -278,51 +278,34 @@ class ZooKeeperStore:
         """kazoo DataWatch semantics: the current state first, then the state after each change
         ZooKeeper notifies (changes in quick succession may be seen as one); survives
         reconnections. After unsubscribing, nothing more is delivered."""
-        client = self._require()
-        loop = self._loop
-        active = True
-
-        def deliver(node: Optional[Node]) -> None:
-            if active:
-                callback(node)
-
-        def on_change(data: Optional[bytes], stat: Any, event: Any = None) -> Optional[bool]:
-            # On kazoo's callback thread: hand over to the loop; False ends kazoo's watch.
-            if not active:
-                return False
-            node = Node(data or b"", stat.version) if stat is not None else None
-            try:
-                loop.call_soon_threadsafe(deliver, node)
-            except RuntimeError:  # the event loop is closed
-                return False
-            return None
-
-        def unsubscribe() -> None:
-            nonlocal active
-            active = False
-
-        # DataWatch reads the node synchronously when constructed: not on the event loop.
-        client.handler.spawn(DataWatch, client, path, on_change)
-        return unsubscribe
+        return self._bridge_watch(
+            DataWatch, path, callback,
+            lambda data, stat, event=None: Node(data or b"", stat.version) if stat is not None else None)
 
     def watch_children(self, path: str, callback: ChildrenCallback) -> Callable[[], None]:
         """kazoo ChildrenWatch semantics: the current children first, then the children after
         each change ZooKeeper notifies; survives reconnections; ends when `path` is missing or
         deleted. After unsubscribing, nothing more is delivered."""
+        return self._bridge_watch(ChildrenWatch, path, callback, lambda children: sorted(children))
+
+    def _bridge_watch(self, recipe: Any, path: str, callback: Callable[[Any], None],
+                      convert: Callable[..., Any]) -> Callable[[], None]:
+        """Run a kazoo watch recipe and deliver `convert(*its arguments)` to `callback` on the
+        event loop; returns the unsubscribe function."""
         client = self._require()
         loop = self._loop
         active = True
 
-        def deliver(children: list[str]) -> None:
+        def deliver(value: Any) -> None:
             if active:
-                callback(children)
+                callback(value)
 
-        def on_change(children: list[str]) -> Optional[bool]:
+        def on_change(*args: Any) -> Optional[bool]:
             # On kazoo's callback thread: hand over to the loop; False ends kazoo's watch.
             if not active:
                 return False
             try:
-                loop.call_soon_threadsafe(deliver, sorted(children))
+                loop.call_soon_threadsafe(deliver, convert(*args))
             except RuntimeError:  # the event loop is closed
                 return False
             return None
@@ -331,8 +314,8 @@ class ZooKeeperStore:
             nonlocal active
             active = False
 
-        # ChildrenWatch lists the children synchronously when constructed: not on the event loop.
-        client.handler.spawn(ChildrenWatch, client, path, on_change)
+        # The recipe reads the node synchronously when constructed: not on the event loop.
+        client.handler.spawn(recipe, client, path, on_change)
         return unsubscribe
 
     # -- internals -------------------------------------------------------------------------
