@@ -188,8 +188,7 @@ def test_without_the_groupctl_extension_the_generation_is_null(events, monkeypat
 
 
 def test_over_groupctl_describe_reports_the_generation_of_the_stored_document(zk_coordinator, zk_connect):
-    if DESCRIBE_GROUP_KEY not in REGISTRY:
-        pytest.skip("the coordinator does not serve GroupctlDescribeGroup yet")
+    assert DESCRIBE_GROUP_KEY in REGISTRY  # groupctl's coordinator serves GroupctlDescribeGroup
     from kazoo.client import KazooClient
     import json
 

@@ -8,8 +8,9 @@ their scenario with `run`, which bounds it in time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -26,6 +27,16 @@ class StoreKind:
     make: Callable[[], MetadataStore]
     persistent: bool  # a new instance sees what a closed one wrote
     concurrent: bool  # two instances can be open at once on the same data
+
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[MetadataStore]:
+        """A new started instance of this kind of store, closed afterwards."""
+        store = self.make()
+        await store.start()
+        try:
+            yield store
+        finally:
+            await store.close()
 
 
 ZOOKEEPER = pytest.param("zookeeper", marks=pytest.mark.zookeeper)

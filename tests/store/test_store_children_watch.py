@@ -4,19 +4,8 @@ EmbeddedStore (memory, disk) and ZooKeeperStore (real ZooKeeper)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 EVENT_TIMEOUT_S = 10.0
-
-
-@contextlib.asynccontextmanager
-async def opened(kind):
-    store = kind.make()
-    await store.start()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 class Seen:
@@ -41,7 +30,7 @@ class Seen:
 
 def test_children_watch_reports_the_children_then_each_creation_and_deletion(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/requests/b", make_parents=True)
             seen = Seen()
             store.watch_children("/requests", seen)
@@ -58,7 +47,7 @@ def test_children_watch_reports_the_children_then_each_creation_and_deletion(sto
 
 def test_children_watch_ignores_grandchildren_and_stops_when_unsubscribed(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/requests", make_parents=True)
             seen = Seen()
             unsubscribe = store.watch_children("/requests", seen)

@@ -4,7 +4,6 @@ ZooKeeperStore (real ZooKeeper)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import pytest
 
@@ -25,23 +24,13 @@ from groupctl.store.base import (
 EVENT_TIMEOUT_S = 10.0
 
 
-@contextlib.asynccontextmanager
-async def opened(kind):
-    store = kind.make()
-    await store.start()
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
 async def next_event(queue: asyncio.Queue):
     return await asyncio.wait_for(queue.get(), EVENT_TIMEOUT_S)
 
 
 def test_created_node_reads_back_at_version_zero(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             assert await store.create("/a", b"one") == 0
             assert await store.get("/a") == Node(b"one", 0)
             assert await store.get("/missing") is None
@@ -51,7 +40,7 @@ def test_created_node_reads_back_at_version_zero(store_kind, run):
 
 def test_create_refuses_an_existing_node_and_a_missing_parent(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/a")
             with pytest.raises(NodeExists):
                 await store.create("/a", b"again")
@@ -64,7 +53,7 @@ def test_create_refuses_an_existing_node_and_a_missing_parent(store_kind, run):
 
 def test_create_with_make_parents_creates_empty_parents(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/x/y/z", b"leaf", make_parents=True)
             assert await store.get("/x/y") == Node(b"", 0)
             assert await store.get("/x/y/z") == Node(b"leaf", 0)
@@ -74,7 +63,7 @@ def test_create_with_make_parents_creates_empty_parents(store_kind, run):
 
 def test_set_if_version_bumps_the_version_and_refuses_a_stale_one(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/a", b"v0")
             assert await store.set_if_version("/a", b"v1", 0) == 1
             with pytest.raises(BadVersion):
@@ -89,7 +78,7 @@ def test_set_if_version_bumps_the_version_and_refuses_a_stale_one(store_kind, ru
 
 def test_delete_if_version_checks_version_and_children(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/p")
             await store.create("/p/c")
             with pytest.raises(NotEmpty):
@@ -107,7 +96,7 @@ def test_delete_if_version_checks_version_and_children(store_kind, run):
 
 def test_a_recreated_node_starts_again_at_version_zero(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/a")
             await store.set_if_version("/a", b"x", 0)
             await store.delete_if_version("/a", 1)
@@ -119,7 +108,7 @@ def test_a_recreated_node_starts_again_at_version_zero(store_kind, run):
 
 def test_children_are_sorted_names_and_missing_parent_is_no_node(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/p")
             for name in ("b", "a", "c"):
                 await store.create(f"/p/{name}")
@@ -134,7 +123,7 @@ def test_children_are_sorted_names_and_missing_parent_is_no_node(store_kind, run
 
 def test_transaction_applies_all_ops_in_order_and_returns_versions(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/s", b"0")
             await store.create("/gone")
             versions = await store.transaction([
@@ -154,7 +143,7 @@ def test_transaction_applies_all_ops_in_order_and_returns_versions(store_kind, r
 
 def test_a_failing_transaction_changes_nothing_and_names_the_failing_op(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/s", b"0")
             await store.set_if_version("/s", b"1", 0)
             with pytest.raises(BadVersion, match="op 1"):
@@ -180,7 +169,7 @@ def test_a_failing_transaction_changes_nothing_and_names_the_failing_op(store_ki
 
 def test_watch_reports_current_state_then_each_change_until_unsubscribed(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             seen: asyncio.Queue = asyncio.Queue()
             unsubscribe = store.watch("/w", seen.put_nowait)
             assert await next_event(seen) is None
@@ -221,7 +210,7 @@ def test_ephemeral_node_vanishes_when_its_owner_closes(store_kind, run):
             assert await observer.get("/live") is None
             await observer.close()
         if store_kind.persistent:
-            async with opened(store_kind) as reopened:
+            async with store_kind.opened() as reopened:
                 assert await reopened.get("/live") is None
 
     run(scenario())
@@ -229,7 +218,7 @@ def test_ephemeral_node_vanishes_when_its_owner_closes(store_kind, run):
 
 def test_an_ephemeral_node_cannot_have_children(store_kind, run):
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/e", ephemeral=True)
             with pytest.raises(StoreError):
                 await store.create("/e/child")
@@ -242,11 +231,11 @@ def test_persistent_writes_survive_reopening(persistent_store_kind, run):
     store_kind = persistent_store_kind
 
     async def scenario():
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             await store.create("/keep/a", b"1", make_parents=True)
             await store.set_if_version("/keep/a", b"2", 0)
             await store.transaction([Create("/keep/b", b"b"), Delete("/keep/a", 1), Create("/keep/a", b"3")])
-        async with opened(store_kind) as store:
+        async with store_kind.opened() as store:
             assert await store.children("/keep") == ["a", "b"]
             assert await store.get("/keep/a") == Node(b"3", 0)
             assert await store.get("/keep/b") == Node(b"b", 0)

@@ -25,6 +25,7 @@ from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
 from groupctl.protocol import fastpath, framing
 from groupctl.protocol.registry import ApiSpec
+from tests.support.corruption import corrupt
 
 VERSIONS = st.integers(0, 4)
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -138,17 +139,7 @@ def test_every_truncation_of_a_request_is_a_frame_error(version_frame):
 @given(heartbeat_frames(), st.data())
 def test_corruption_is_never_accepted_where_kafka_python_rejects_it(version_frame, data):
     version, frame = version_frame
-    body = bytearray(frame)
-    for _ in range(data.draw(st.integers(1, 4))):
-        at = data.draw(st.integers(8, len(body)))  # past the fixed api key/version/correlation id
-        action = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if action == "set" and at < len(body):
-            body[at] = data.draw(st.integers(0, 255))
-        elif action == "insert":
-            body[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-        elif at < len(body):
-            del body[at]
-    corrupted = bytes(body)
+    corrupted = corrupt(frame, data)
     expected = kafka_python_reading(corrupted, version)
     if isinstance(expected, Exception):
         with pytest.raises(framing.FrameError):

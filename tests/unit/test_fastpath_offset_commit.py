@@ -34,6 +34,7 @@ from groupctl.coordinator.results import Result
 from groupctl.protocol import fastpath, framing, schemas
 from groupctl.protocol.registry import REGISTRY, ApiSpec
 from groupctl.server.context import RequestContext
+from tests.support.corruption import corrupt
 
 VERSIONS = st.sampled_from([8, 9])
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -282,17 +283,7 @@ def test_every_truncation_of_a_request_is_a_frame_error(version_frame):
 @given(requests(topics=st.lists(topics_strategy, max_size=3)), st.data())
 def test_corruption_is_never_accepted_where_kafka_python_rejects_it(version_frame, data):
     version, frame = version_frame
-    body_bytes = bytearray(frame)
-    for _ in range(data.draw(st.integers(1, 4))):
-        at = data.draw(st.integers(8, len(body_bytes)))  # past the fixed api key/version/correlation id
-        action = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if action == "set" and at < len(body_bytes):
-            body_bytes[at] = data.draw(st.integers(0, 255))
-        elif action == "insert":
-            body_bytes[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-        elif at < len(body_bytes):
-            del body_bytes[at]
-    corrupted = bytes(body_bytes)
+    corrupted = corrupt(frame, data)
     expected = kafka_python_reading(corrupted, version)
     if isinstance(expected, Exception):
         with pytest.raises(framing.FrameError):

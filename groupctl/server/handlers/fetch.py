@@ -37,7 +37,7 @@ from typing import Any
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.log import OffsetOutOfRangeError
 from groupctl.protocol.registry import api
-from groupctl.server.handlers.local_partitions import partition_log, topic_by_id, topic_by_name
+from groupctl.server.handlers.local_partitions import partition_log, requested_topic
 
 READ_COMMITTED = 1
 
@@ -70,12 +70,7 @@ def _read(ctx: Any, request: Any) -> _Round:
         )
 
     for topic in request.topics:
-        if by_id:
-            record = topic_by_id(ctx, topic.topic_id)
-            unknown = ErrorCode.UNKNOWN_TOPIC_ID
-        else:
-            record = topic_by_name(ctx, topic.topic)
-            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        record, unknown = requested_topic(ctx, by_id, topic.topic, topic.topic_id)
         partitions = []
         for wanted in topic.partitions:
             error, log = partition_log(ctx, record, wanted.partition, unknown)

@@ -25,6 +25,15 @@ def topic_by_id(ctx: Any, topic_id: uuid.UUID) -> Optional[TopicRecord]:
     return ctx.node.topics.by_id(str(topic_id))
 
 
+def requested_topic(ctx: Any, by_id: bool, name: str, topic_id: Optional[uuid.UUID]
+                    ) -> tuple[Optional[TopicRecord], ErrorCode]:
+    """The topic a request names (by id in the versions that use topic ids), and the error code
+    for it not existing: UNKNOWN_TOPIC_ID or UNKNOWN_TOPIC_OR_PARTITION."""
+    if by_id:
+        return topic_by_id(ctx, topic_id), ErrorCode.UNKNOWN_TOPIC_ID
+    return topic_by_name(ctx, name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 def partition_log(ctx: Any, topic: Optional[TopicRecord], partition: int,
                   unknown_topic: ErrorCode) -> tuple[ErrorCode, Any]:
     """(NONE, the PartitionLog) when this node leads `topic`/`partition`, else (error, None);

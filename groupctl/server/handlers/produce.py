@@ -44,7 +44,7 @@ from groupctl.log import (
     UnsupportedMagicError,
 )
 from groupctl.protocol.registry import api
-from groupctl.server.handlers.local_partitions import partition_log, topic_by_id, topic_by_name
+from groupctl.server.handlers.local_partitions import partition_log, requested_topic
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +64,7 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
 
     responses = []
     for topic in request.topic_data:
-        if by_id:
-            record = topic_by_id(ctx, topic.topic_id)
-            unknown = ErrorCode.UNKNOWN_TOPIC_ID
-        else:
-            record = topic_by_name(ctx, topic.name)
-            unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        record, unknown = requested_topic(ctx, by_id, topic.name, topic.topic_id)
         partitions = []
         for data in topic.partition_data:
             if request.acks not in VALID_ACKS:
