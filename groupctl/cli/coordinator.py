@@ -1,4 +1,5 @@
-"""`groupctl coordinator ...`: run an embedded coordinator node."""
+"""`groupctl coordinator ...`: run an embedded coordinator node, find a group's coordinator,
+show the coordinator cluster."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def run(
     zk: Optional[str] = typer.Option(
         None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[,HOST:PORT]\\[/chroot] "
         "for group metadata; without it the embedded store is used."),
-    node_id: int = typer.Option(0, help="This node's broker id."),
+    node_id: int = typer.Option(0, min=0, max=1023, help="This node's broker id (0-1023), unique in the cluster."),
     topic: List[str] = typer.Option([], help="Create topic NAME:PARTITIONS at start if missing (repeatable)."),
     advertised_host: Optional[str] = typer.Option(None, help="Host clients are told to connect to."),
     min_session_timeout_ms: int = typer.Option(6000, help="Smallest session timeout a member may ask for."),
@@ -47,7 +48,14 @@ def run(
     auto_create_topics: bool = typer.Option(True, help="Create unknown topics named in Metadata requests."),
     default_partitions: int = typer.Option(1, help="Partitions of auto-created topics."),
     max_frame_bytes: int = typer.Option(100 * 1024 * 1024, help="Largest request accepted, in bytes."),
-    zk_session_timeout_s: float = typer.Option(10.0, help="ZooKeeper session timeout, in seconds."),
+    zk_session_timeout_s: float = typer.Option(
+        6.0, help="ZooKeeper session timeout, in seconds: how long a dead node keeps its groups before "
+        "another node takes them over."),
+    group_partitions: int = typer.Option(
+        50, min=1, max=10_000, help="Group partitions of a new cluster (the first node's choice stands)."),
+    handback_delay_s: float = typer.Option(
+        10.0, min=0.0, help="Seconds a (re)started node must be live before other nodes hand its "
+        "preferred group partitions back."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
@@ -69,6 +77,7 @@ def run(
     config = NodeConfig(
         host=host, port=port, node_id=node_id, advertised_host=advertised_host, data_dir=data_dir,
         zk=zk, zk_session_timeout_s=zk_session_timeout_s, topics=topics,
+        group_partitions=group_partitions, handback_delay_s=handback_delay_s,
         auto_create_topics=auto_create_topics, default_partitions=default_partitions,
         max_frame_bytes=max_frame_bytes,
         groups=GroupConfig(
@@ -85,8 +94,8 @@ def run(
 def find(ctx: typer.Context, group: str = typer.Argument(..., help="Group id.")) -> None:
     """Show GROUP's coordinator: node id, host and port.
 
-    From FindCoordinator with --bootstrap, from ZooKeeper with --zk; given both, the two must
-    agree."""
+    From FindCoordinator with --bootstrap; from ZooKeeper with --zk (the leader of the group's
+    partition, also shown with its election epoch). Given both, the two must agree on the node."""
     current = env(ctx)
     current.need_source()
     answers = {}
@@ -98,11 +107,45 @@ def find(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
         from groupctl.ops.zk import coordinator_from_zk
 
         answers["zk"] = coordinator_from_zk(current.zk, group).to_json()
-    first, *others = answers.values()
-    if any(other != first for other in others):
+    node = {source: (a["node_id"], a["host"], a["port"]) for source, a in answers.items()}
+    if len(set(node.values())) > 1:
         raise CliError("the coordinator from FindCoordinator ({bootstrap}) and from ZooKeeper ({zk}) disagree"
-                       .format(**{k: f"node {v['node_id']} at {v['host']}:{v['port']}" for k, v in answers.items()}))
+                       .format(**{k: f"node {n} at {h}:{p}" for k, (n, h, p) in node.items()}))
+    found = answers.get("zk") or answers["bootstrap"]
     if current.json:
-        render.emit_json(current, first)
+        render.emit_json(current, found)
+    elif "partition" in found:
+        render.show(current, render.table(
+            ["NODE", "HOST", "PORT", "PARTITION", "EPOCH"],
+            [(found["node_id"], found["host"], found["port"], found["partition"], found["epoch"])]))
     else:
-        render.show(current, render.table(["NODE", "HOST", "PORT"], [(first["node_id"], first["host"], first["port"])]))
+        render.show(current, render.table(["NODE", "HOST", "PORT"], [(found["node_id"], found["host"], found["port"])]))
+
+
+@app.command("status")
+@guard
+def status(ctx: typer.Context) -> None:
+    """Show the coordinator cluster in ZooKeeper (--zk): live nodes, the group partitions each
+    leads with their groups and members, and partitions without a leader.
+
+    With --output json: group_partitions, groups, members, nodes[{node_id, host, port,
+    started_at_ms, registered, partitions, groups, members}], leaderless_partitions,
+    partitions[{partition, leader, epoch, groups, members}]."""
+    from groupctl.ops.cluster import cluster_status
+
+    current = env(ctx)
+    connect = current.need_zk()
+    with current.status("reading the cluster from ZooKeeper"):
+        cluster = cluster_status(connect)
+    if current.json:
+        render.emit_json(current, cluster.to_json())
+        return
+    render.show(current, render.table(
+        ["GROUP-PARTITIONS", "LEADERLESS", "NODES", "GROUPS", "MEMBERS"],
+        [(cluster.group_partitions, render.ranges(cluster.leaderless) or "none", len(cluster.nodes),
+          cluster.groups, cluster.members)]))
+    current.out.print()
+    render.show(current, render.table(
+        ["NODE", "HOST", "PORT", "STARTED", "PARTITIONS", "GROUPS", "MEMBERS"],
+        [(n.node_id, n.host if n.registered else "(not registered)", n.port, render.utc_time(n.started_at_ms),
+          render.ranges(n.partitions) or None, n.groups, n.members) for n in cluster.nodes]))

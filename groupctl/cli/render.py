@@ -26,7 +26,8 @@ def emit_json_line(env: CliEnv, document: Any) -> None:
     env.out.file.flush()
 
 
-RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS")
+RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS", "GROUPS",
+                 "EPOCH", "NODES")
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None) -> "Table":
@@ -66,3 +67,23 @@ def show_json_document(env: CliEnv, document: Any) -> None:
         env.out.print(JSON.from_data(document))
     else:
         emit_json(env, document)
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """Ascending runs written compactly: [0, 1, 2, 3, 7] -> "0-3,7"; "" for none."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def utc_time(ms: Optional[int]) -> Optional[str]:
+    """Epoch milliseconds as "2025-11-21T18:03:12Z" (UTC, to the second); None stays None."""
+    if ms is None:
+        return None
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -8,7 +8,8 @@ Logs open on first use and recover from what is on disk then; a partition nobody
 nothing. With `data_dir=None` every log lives in memory and is gone when the node stops.
 
 The manager also owns the node's producer-id allocator (`producer_ids`, see `producer_ids.py`):
-producer ids exist for the partition logs' producer state, and the allocator needs no files.
+producer ids exist for the partition logs' producer state, and the allocator needs no files,
+only the node's id (which keeps ids of different nodes apart).
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ class LogManager:
         *,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+        node_id: int = 0,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.segment_bytes = segment_bytes
         self.index_interval_bytes = index_interval_bytes
         self._logs: dict[tuple[str, int], PartitionLog] = {}
-        self.producer_ids = ProducerIdAllocator()
+        self.producer_ids = ProducerIdAllocator(node_id=node_id)
         self._lock_fd: Optional[int] = None
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)

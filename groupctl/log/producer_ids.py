@@ -1,22 +1,28 @@
-"""Producer ids and epochs handed out by InitProducerId, unique across restarts without any I/O.
+"""Producer ids and epochs handed out by InitProducerId, unique across a cluster and across
+restarts without any I/O.
 
-An id is `(block << 20) | n`: `block` is a wall-clock millisecond taken when the first id is
-asked for, and n counts 0 .. 2^20-1 within it; when a block is used up the next one is
-max(now, block + 1). Why this is unique across restarts of the node: a restarted node's first
-block is a millisecond after the previous run began, and later than every block that run used,
-provided (1) the wall clock does not step back across the restart and (2) the previous run did
-not hand out more than 2^20 ids per millisecond on average (only that carries blocks ahead of
-the clock). A persisted counter would need an fsync per id (or block reservations) and a data
-dir; the clock needs neither and also covers a node without one, whose producers keep their
-old ids across its restart. Ids stay below 2^63 until milliseconds reach 2^43 (year 2248).
+An id is `(block << 20) | (node_id << 10) | n`: `block` is a wall-clock millisecond taken when
+the first id is asked for, `node_id` (0..1023) is the issuing node's id, and n counts
+0 .. 2^10-1 within the block; when a block is used up the next one is max(now, block + 1).
+
+Unique across the cluster: nodes have distinct ids (each holds its ephemeral
+`/brokers/ids/<id>`), so two nodes never share the middle bits, whatever their clocks say.
+
+Unique across restarts of one node: a restarted node's first block is a millisecond after the
+previous run began, and later than every block that run used, provided (1) the wall clock does
+not step back across the restart and (2) the previous run did not hand out more than 2^10 ids
+per millisecond on average (only that carries blocks ahead of the clock). A persisted counter
+would need an fsync per id (or block reservations) and a data dir; the clock needs neither and
+also covers a node without one, whose producers keep their old ids across its restart. Ids stay
+below 2^63 until milliseconds reach 2^43 (year 2248).
 
 Epochs: a new id starts at epoch 0. InitProducerId v3+ may name the id and epoch a producer
 holds to bump the epoch (KIP-360); see `bump`.
 
 Deliberate differences from Apache Kafka:
-- Kafka reserves blocks of 1000 ids in ZooKeeper (or the controller), so ids are unique across
-  a cluster; these are unique per node only, which is enough while one node leads every
-  partition. Several nodes sharing partitions would need node-id bits in the id.
+- Kafka reserves blocks of 1000 consecutive ids in ZooKeeper (or the controller); here each
+  node derives its ids from the clock and its node id, which is unique without a store write
+  but limits node ids to 0..1023.
 - Kafka answers every non-transactional InitProducerId with a fresh id and epoch 0, whatever
   id/epoch the request names; this node bumps the epoch of an id it issued (so the partitions
   keep one producer id), and otherwise answers as Kafka does.
@@ -26,25 +32,33 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-BLOCK_BITS = 20
+NODE_BITS = 10
+SEQUENCE_BITS = 10
+MAX_NODE_ID = 2**NODE_BITS - 1
 MAX_EPOCH = 2**15 - 1  # epochs are int16
 DEFAULT_MAX_REMEMBERED = 100_000
 
 
 class ProducerIdAllocator:
-    def __init__(self, *, max_remembered: int = DEFAULT_MAX_REMEMBERED, block_bits: int = BLOCK_BITS) -> None:
+    def __init__(self, *, node_id: int = 0, max_remembered: int = DEFAULT_MAX_REMEMBERED,
+                 sequence_bits: int = SEQUENCE_BITS) -> None:
+        """`node_id` must be this node's cluster-unique id, 0..MAX_NODE_ID; `sequence_bits`
+        sets how many ids one block holds (smaller only in tests, to use blocks up quickly)."""
+        if not 0 <= node_id <= MAX_NODE_ID:
+            raise ValueError(f"node id {node_id} is outside 0..{MAX_NODE_ID}, so producer ids could collide")
         self.max_remembered = max_remembered
-        self._block_bits = block_bits
+        self._sequence_bits = sequence_bits
+        self._node_part = node_id << sequence_bits
         self._block = -1
-        self._next = 1 << block_bits  # no block yet: the first allocation takes one
+        self._next = 1 << sequence_bits  # no block yet: the first allocation takes one
         self._epochs: OrderedDict[int, int] = OrderedDict()  # id -> latest epoch issued, oldest first
 
     def allocate(self, now_ms: int) -> tuple[int, int]:
         """A producer id never issued before, with epoch 0."""
-        if self._next >= 1 << self._block_bits:
+        if self._next >= 1 << self._sequence_bits:
             self._block = max(now_ms, self._block + 1)
             self._next = 0
-        producer_id = (self._block << self._block_bits) | self._next
+        producer_id = (self._block << (NODE_BITS + self._sequence_bits)) | self._node_part | self._next
         self._next += 1
         self._remember(producer_id, 0)
         return producer_id, 0

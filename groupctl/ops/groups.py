@@ -19,16 +19,22 @@ offsets[{topic, partition, committed_offset, log_end_offset, lag}].
 
 Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
 no empty group id, and a classic-protocol string carries at most 32767 bytes.
+
+In a cluster of coordinators each node answers ListGroups for the groups it coordinates, so
+`list_groups` asks every broker Metadata names (one pipelined exchange), asking a node again
+while it answers that it is still loading groups. Describe and delete go through
+`kafka_apis.with_coordinator`: they follow the group to its new coordinator when it moves.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from groupctl.ops import kafka_apis as apis
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
+from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name, retry_pauses
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
@@ -92,10 +98,8 @@ def list_groups(
     wanted = normalize_states(states)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         brokers = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
-        responses = client.call_many([apis.list_groups_call(node, wanted) for node in brokers])
         listings = []
-        for node, response in zip(brokers, responses):
-            listed = apis.parse_list_groups(response, node)
+        for node, listed in _list_on_every_node(client, brokers, wanted).items():
             stateless = [g.group for g in listed if g.state is None]
             states_of = {}
             if stateless:  # old brokers: ask the node (the groups' coordinator) for the states
@@ -104,6 +108,31 @@ def list_groups(
                 state = g.state if g.state is not None else states_of.get(g.group)
                 listings.append(GroupListing(g.group, state, g.protocol_type, node))
     return tuple(sorted((g for g in listings if not wanted or g.state in wanted), key=lambda g: g.group))
+
+
+def _list_on_every_node(client: KafkaClient, brokers: Sequence[Node],
+                        states: Sequence[str]) -> dict[Node, list[apis.ListedGroup]]:
+    """ListGroups on every node of `brokers` (in their order), asking the nodes that are still
+    loading groups again, with growing pauses, within the client's timeout."""
+    listed: dict[Node, list[apis.ListedGroup]] = {}
+    pending = list(brokers)
+    pauses = retry_pauses(client.deadline)
+    while True:
+        responses = client.call_many([apis.list_groups_call(node, states) for node in pending])
+        loading = []
+        for node, response in zip(pending, responses):
+            try:
+                listed[node] = apis.parse_list_groups(response, node)
+            except apis.CoordinatorMoved as exc:
+                loading.append(node)
+                failure = exc
+        if not loading:
+            return {node: listed[node] for node in brokers}
+        pause = next(pauses, None)
+        if pause is None:
+            raise failure
+        time.sleep(pause)
+        pending = loading
 
 
 # -- describe --------------------------------------------------------------------------------

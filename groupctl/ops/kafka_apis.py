@@ -20,6 +20,17 @@ Errors: the coordinator-moved codes (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_N
 NOT_COORDINATOR) raise `CoordinatorMoved` so callers can find the coordinator again; other
 group-level errors raise `OpsError` naming the Kafka error. Per-partition errors are returned,
 not raised, because callers report them per partition.
+
+Finding the coordinator again is `GroupCoordinator.run`, the one retry mechanism of every
+group-scoped operation (describe, offsets, group delete, rebalance trigger and watch): it runs
+the operation against the current coordinator and, when the operation raises `CoordinatorMoved`
+or loses (or cannot open) its connection to that coordinator, asks FindCoordinator again and
+runs the whole operation again, with growing pauses, within the client's timeout. Retrying the
+whole operation is what makes it safe: an operation reads what it needs from the coordinator it
+runs against. An operation that writes must make a repeated run write the same thing (see
+`groupctl.ops.offsets`: a reset is planned once). As in Kafka's admin client, a write whose
+answer was lost with the connection is sent again, so a delete repeated that way reports the
+group as not found.
 """
 
 from __future__ import annotations
@@ -32,12 +43,13 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 from groupctl.ops.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.kafka_client import (
     RETRIABLE_COORDINATOR_ERRORS,
-    RETRY_BACKOFF_S,
     Call,
     ClusterMetadata,
+    ConnectionFailed,
     KafkaClient,
     Node,
     error_name,
+    retry_pauses,
 )
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
@@ -62,18 +74,47 @@ class CoordinatorMoved(Unreachable):
     """The node asked is not (or not yet) the group's coordinator; find it again and retry."""
 
 
+class GroupCoordinator:
+    """The coordinator of one group: found on first use, kept across operations (a watch's
+    long polls), and found again whenever it turns out to have moved."""
+
+    def __init__(self, client: KafkaClient, group: str) -> None:
+        self.client = client
+        self.group = group
+        self._node: Optional[Node] = None
+
+    @property
+    def node(self) -> Node:
+        """The coordinator as last found (FindCoordinator when not found yet)."""
+        if self._node is None:
+            self._node = self.client.find_coordinator(self.group)
+        return self._node
+
+    def run(self, operation: Callable[[Node], T], *, deadline: Optional[float] = None) -> T:
+        """`operation(coordinator)`, run again on the coordinator FindCoordinator names next
+        while it raises `CoordinatorMoved` or loses its connection to the coordinator (see the
+        module docstring). Retries end within the client's timeout (and by `deadline`, a
+        `time.monotonic()` value, when given); then the last failure is raised. Any other
+        failure, a lost connection to another node included, is raised at once."""
+        until = min(time.monotonic() + self.client.timeout, self.client.deadline)
+        pauses = retry_pauses(until if deadline is None else min(until, deadline))
+        while True:
+            coordinator = self.node
+            try:
+                return operation(coordinator)
+            except (CoordinatorMoved, ConnectionFailed) as exc:
+                if isinstance(exc, ConnectionFailed) and exc.node != coordinator:
+                    raise
+                self._node = None
+                pause = next(pauses, None)
+                if pause is None:
+                    raise
+            time.sleep(pause)
+
+
 def with_coordinator(client: KafkaClient, group: str, operation: Callable[[Node], T]) -> T:
-    """Run `operation(coordinator)`, finding the coordinator again (within the client's
-    timeout) while the node asked answers that it is not, or not yet, the coordinator."""
-    deadline = time.monotonic() + client.timeout
-    while True:
-        coordinator = client.find_coordinator(group)
-        try:
-            return operation(coordinator)
-        except CoordinatorMoved:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(RETRY_BACKOFF_S)
+    """`operation(coordinator)` for a one-shot operation: `GroupCoordinator.run`."""
+    return GroupCoordinator(client, group).run(operation)
 
 
 def _check_group_error(code: int, group: str, what: str) -> None:

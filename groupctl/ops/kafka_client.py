@@ -27,8 +27,13 @@ Invariants:
 - Within that, every blocking socket operation is bounded: connecting to the bootstrap servers
   shares one deadline of `timeout` seconds; each response must arrive within `timeout` seconds
   (plus the server-side wait a long-polling caller asks for).
-- Transport failures become `Unreachable`, a missing API or version `Unsupported`, an
-  undecodable response `OpsError`; nothing else escapes for expected failures.
+- Transport failures become `Unreachable` (`ConnectionFailed`, naming the node, once the
+  bootstrap servers have been reached), a missing API or version `Unsupported`, an
+  undecodable response `OpsError`; nothing else escapes for expected failures. A failed
+  connection is dropped, so the next request to that node connects again: retrying on another
+  coordinator is `groupctl.ops.kafka_apis.GroupCoordinator`'s job, not this client's.
+- `find_coordinator` waits (within the timeout) while the cluster has no coordinator for the
+  group yet, and asks the bootstrap servers again when the one it asked drops the connection.
 - ApiVersions is decoded with response header v0 whatever its version (kafka-python's
   ApiVersionsResponse does this); an UNSUPPORTED_VERSION answer is retried once at the highest
   ApiVersions version the broker listed (v0 if it listed none).
@@ -43,7 +48,7 @@ import struct
 import time
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from kafka.errors import for_code
 from kafka.protocol.api_message import ApiMessage
@@ -70,6 +75,11 @@ RETRIABLE_COORDINATOR_ERRORS = frozenset(
     {COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR}
 )
 RETRY_BACKOFF_S = 0.05
+"""The first pause before asking again; each further pause doubles, up to MAX_RETRY_BACKOFF_S."""
+MAX_RETRY_BACKOFF_S = 0.5
+MAX_RETRIES = 40
+"""A retry loop's count bound, besides its time bound: 40 pauses of at most 0.5 s outlast
+any operation's default 8 s budget, so in practice time runs out first."""
 
 _LENGTH = struct.Struct(">i")
 
@@ -145,6 +155,19 @@ Build = Callable[[type, int], Any]
 version (nested structs are attributes of the class, e.g. `cls.ListOffsetsTopic`)."""
 
 
+def retry_pauses(deadline: float) -> Iterator[float]:
+    """The pauses of one retry loop: RETRY_BACKOFF_S doubling up to MAX_RETRY_BACKOFF_S, at most
+    MAX_RETRIES of them, ending when the next pause would reach `deadline` (a
+    `time.monotonic()` value). A caller sleeps each pause before trying again and gives up
+    (re-raising what it last got) when the pauses end."""
+    pause = RETRY_BACKOFF_S
+    for _ in range(MAX_RETRIES):
+        if time.monotonic() + pause >= deadline:
+            return
+        yield pause
+        pause = min(pause * 2, MAX_RETRY_BACKOFF_S)
+
+
 def error_name(code: int) -> str:
     """Kafka's name for an error code ("NON_EMPTY_GROUP"), or "error <code>" if unknown."""
     error = for_code(code)
@@ -207,6 +230,17 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
     if not addresses:
         raise BadInput("no bootstrap server given (use --bootstrap HOST:PORT or GROUPCTL_BOOTSTRAP)")
     return addresses
+
+
+class ConnectionFailed(Unreachable):
+    """A node could not be reached, or the connection to `node` (None: the bootstrap
+    connection) failed mid-exchange: dropped, reset, timed out. The connection is gone; the next
+    request to that node connects again. (Not reaching any bootstrap server is plain
+    `Unreachable`: there is nothing to try again.)"""
+
+    def __init__(self, message: str, node: Optional[Node]) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 class _TransportError(Exception):
@@ -412,8 +446,9 @@ class KafkaClient:
         try:
             return self._open(node.host, node.port, self._within(self.timeout))
         except _TransportError as exc:
-            raise Unreachable(
-                f"cannot reach node {node.node_id} ({node.address}) within {self._budget(started)}s: {exc.reason}"
+            raise ConnectionFailed(
+                f"cannot reach node {node.node_id} ({node.address}) within {self._budget(started)}s: {exc.reason}",
+                node,
             ) from None
 
     def supports(self, node: Optional[Node], key: int) -> bool:
@@ -427,19 +462,26 @@ class KafkaClient:
         return self.call_many([Call(node, key, versions, build, extra_wait_s)])[0]
 
     def call_many(self, calls: Sequence[Call]) -> list[Any]:
-        """Pipeline `calls`: write them all, then read the responses (in `calls` order)."""
+        """Pipeline `calls`: write them all, then read the responses (in `calls` order).
+        ConnectionFailed names the node of the call whose exchange failed."""
         sent = []
         deadline = self._within(self.timeout + max((c.extra_wait_s for c in calls), default=0.0))
+        failed: Optional[Node] = None
         try:
             for call in calls:
+                failed = call.node
                 connection = self.connection(call.node)
                 version = connection.version_for(call.key, call.versions)
                 cid = connection.send(call.key, version, call.build, deadline)
-                sent.append((connection, call.key, version, cid))
-            return [connection.receive(key, version, cid, deadline) for connection, key, version, cid in sent]
+                sent.append((call, connection, version, cid))
+            responses = []
+            for call, connection, version, cid in sent:
+                failed = call.node
+                responses.append(connection.receive(call.key, version, cid, deadline))
+            return responses
         except _TransportError as exc:
             self._forget(exc.where)
-            raise Unreachable(f"lost connection to {exc.where}: {exc.reason}") from None
+            raise ConnectionFailed(f"lost connection to {exc.where}: {exc.reason}", failed) from None
 
     def _forget(self, where: str) -> None:
         """Drop a failed connection (its stream position is unknown after a failure)."""
@@ -471,18 +513,27 @@ class KafkaClient:
         return ClusterMetadata(brokers, partitions, frozenset(missing))
 
     def find_coordinator(self, group: str) -> Node:
-        """The group's coordinator (waiting, within the timeout, while none is available)."""
+        """The group's coordinator, asking again (within the timeout) while the cluster has none
+        for the group yet or the bootstrap connection drops."""
 
         def build(cls: type, version: int) -> Any:
             return cls(key=group, key_type=0)
 
-        deadline = self._within(self.timeout)
+        pauses = retry_pauses(self._within(self.timeout))
         while True:
-            response = self.call(None, FIND_COORDINATOR, (0, 3), build)
-            if response.error_code == 0:
-                return Node(response.node_id, response.host, response.port)
-            if response.error_code not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() >= deadline:
-                raise Unreachable(
-                    f"no coordinator for group '{group}': {error_name(response.error_code)}"
-                )
-            time.sleep(RETRY_BACKOFF_S)
+            try:
+                response = self.call(None, FIND_COORDINATOR, (0, 3), build)
+            except ConnectionFailed as exc:
+                # The bootstrap server went away mid-request: the next call connects again,
+                # to whichever bootstrap server answers.
+                failure: OpsError = exc
+            else:
+                if response.error_code == 0:
+                    return Node(response.node_id, response.host, response.port)
+                failure = Unreachable(f"no coordinator for group '{group}': {error_name(response.error_code)}")
+                if response.error_code not in RETRIABLE_COORDINATOR_ERRORS:
+                    raise failure
+            pause = next(pauses, None)
+            if pause is None:
+                raise failure
+            time.sleep(pause)

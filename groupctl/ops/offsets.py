@@ -19,6 +19,11 @@ Invariants:
   group has no committed offset for is reported per partition ("no committed offset", not
   deleted) and not sent to the coordinator.
 - Resets and imports are dry runs unless `execute=True`; the returned plan says which.
+- Every operation runs through `kafka_apis.with_coordinator`, so it runs again on the new
+  coordinator when the group's coordinator moves. A reset is planned once: when the commit has
+  to be sent again (its answer was lost, or the coordinator moved), the same absolute offsets
+  are sent, never a new plan (a second `--shift-by -5` from the already-shifted offsets would
+  shift twice). The group must still be inactive on the coordinator the commit goes to.
 """
 
 from __future__ import annotations
@@ -166,6 +171,7 @@ def commit_offsets(
     source = offsets.source if isinstance(offsets, PlanOffsets) else None
     check_offsets(offsets, source)
     with KafkaClient(bootstrap, timeout=timeout) as client:
+        before: list[Mapping[TopicPartition, int]] = []  # the offsets seen before the first commit
 
         def run(coordinator: Node) -> ResetPlan:
             info, committed = _group_and_offsets(client, coordinator, group)
@@ -173,8 +179,10 @@ def commit_offsets(
             for tp in sorted(offsets):
                 check_exists(tp, metadata.partitions, source)
             check_inactive(group, info)
+            if not before:
+                before.append(committed)
             _commit(client, coordinator, group, offsets)
-            return ResetPlan(group, tuple(PlannedOffset(t, p, committed.get((t, p)), o)
+            return ResetPlan(group, tuple(PlannedOffset(t, p, before[0].get((t, p)), o)
                                           for (t, p), o in sorted(offsets.items())), executed=True)
 
         return apis.with_coordinator(client, group, run)
@@ -198,10 +206,14 @@ def reset_offsets(
     check_group_id(group)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     with KafkaClient(bootstrap, timeout=timeout) as client:
+        planned: list[ResetPlan] = []  # the plan, once a commit of it has been sent
 
         def run(coordinator: Node) -> ResetPlan:
             info, committed = _group_and_offsets(client, coordinator, group)
             check_inactive(group, info)
+            if planned:  # running again after a commit attempt: send the same offsets
+                _commit(client, coordinator, group, planned[0].offsets())
+                return replace(planned[0], executed=True)
             metadata = client.metadata(topics_to_fetch(scope, target, committed))
             partitions = resolve_partitions(scope, target, metadata.partitions, committed)
             timestamp = lookup_timestamp(target, now_ms)
@@ -220,6 +232,7 @@ def reset_offsets(
             ))
             if not execute or not plan.partitions:
                 return plan
+            planned.append(plan)
             _commit(client, coordinator, group, plan.offsets())
             return replace(plan, executed=True)
 

@@ -12,6 +12,11 @@ same diff serves both sources of documents:
 Triggering uses extension API 32001 (GroupctlTriggerRebalance) with `--bootstrap`, or a znode
 `/coordinators/rebalance-requests/<group>` that the coordinator watches with `--zk`.
 
+Over `--bootstrap`, every request follows the group when its coordinator moves (another node
+of a cluster takes its group partition over): `kafka_apis.GroupCoordinator` finds the new
+coordinator and sends the request again, within the client's timeout; a watch keeps going
+across the move.
+
 When both sources are given, the coordinator (`--bootstrap`) is asked: it is the authority and
 answers in both store modes. Documents written in quick succession can be seen as one (a
 long-poll or a ZooKeeper watch reports the latest state), so `previous_generation` may be more
@@ -33,13 +38,11 @@ from typing import Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.ops.documents import parse_group_document
-from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable, Unsupported
+from groupctl.ops.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
 
 LONG_POLL_MS = 5000
 """The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
 
-_UNAVAILABLE = (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                ErrorCode.NOT_COORDINATOR)
 
 
 @dataclass(frozen=True)
@@ -190,33 +193,35 @@ def events(documents: Iterator[Optional[dict[str, Any]]]) -> Iterator[RebalanceE
         previous = document
 
 
-class _Coordinator:
-    """The group's coordinator over the Kafka protocol, found again when it moves."""
+def _extension_coordinator(client: Any, group: str) -> Any:
+    """The group's `GroupCoordinator` (which follows the group when it moves), checked to be a
+    groupctl coordinator: Unsupported for any other Kafka broker."""
+    from groupctl.ops.kafka_apis import GroupCoordinator
+    from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
-    def __init__(self, client: Any, group: str) -> None:
-        from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
+    coordinator = GroupCoordinator(client, group)
+    if not coordinator.run(lambda node: client.supports(node, DESCRIBE_GROUP_KEY)):
+        raise Unsupported(f"{coordinator.node.address} is not a groupctl coordinator (it does not serve API "
+                          f"{DESCRIBE_GROUP_KEY}); use --zk to watch or trigger through ZooKeeper")
+    return coordinator
 
-        self.client = client
-        self.group = group
-        self.node = client.find_coordinator(group)
-        if not self.client.supports(self.node, DESCRIBE_GROUP_KEY):
-            raise Unsupported(f"{self.node.address} is not a groupctl coordinator (it does not serve API "
-                              f"{DESCRIBE_GROUP_KEY}); use --zk to watch or trigger through ZooKeeper")
 
-    def call(self, key: int, build: Any, *, wait_s: float, deadline: Optional[float]) -> Any:
-        """One extension request, retried on a new coordinator (within the deadline) after
-        a retriable coordinator error."""
-        from groupctl.ops.kafka_client import RETRIABLE_COORDINATOR_ERRORS, RETRY_BACKOFF_S
+def _extension_call(coordinator: Any, key: int, build: Any, *, wait_s: float,
+                    deadline: Optional[float]) -> tuple[Any, str]:
+    """(response, address of the node that gave it) of one extension request, sent again to the
+    group's new coordinator (`GroupCoordinator.run`, within the client's timeout and
+    `deadline`) while the coordinator moves."""
+    from groupctl.ops.kafka_apis import CoordinatorMoved
+    from groupctl.ops.kafka_client import RETRIABLE_COORDINATOR_ERRORS, error_name
 
-        retry_until = time.monotonic() + self.client.timeout
-        if deadline is not None:
-            retry_until = min(retry_until, deadline)
-        while True:
-            response = self.client.call(self.node, key, (0, 0), build, extra_wait_s=wait_s)
-            if response.error_code not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() >= retry_until:
-                return response
-            time.sleep(RETRY_BACKOFF_S)
-            self.node = self.client.find_coordinator(self.group)
+    def send(node: Any) -> tuple[Any, str]:
+        response = coordinator.client.call(node, key, (0, 0), build, extra_wait_s=wait_s)
+        if response.error_code in RETRIABLE_COORDINATOR_ERRORS:
+            raise CoordinatorMoved(f"coordinator for group {coordinator.group!r} is not available: "
+                                   f"{error_name(response.error_code)}")
+        return response, node.address
+
+    return coordinator.run(send, deadline=deadline)
 
 
 def coordinator_documents(bootstrap: str, group: str, *,
@@ -234,7 +239,7 @@ def coordinator_documents(bootstrap: str, group: str, *,
     from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
     with KafkaClient(bootstrap, deadline=math.inf if deadline is None else deadline) as client:
-        coordinator = _Coordinator(client, group)
+        coordinator = _extension_coordinator(client, group)
         after = -1  # the first request answers at once: the baseline
         while True:
             if deadline is None:
@@ -249,17 +254,17 @@ def coordinator_documents(bootstrap: str, group: str, *,
                 return cls(group_id=group, after_generation=after, max_wait_ms=wait_ms)
 
             try:
-                response = coordinator.call(DESCRIBE_GROUP_KEY, build, wait_s=wait_ms / 1000, deadline=deadline)
+                response, address = _extension_call(coordinator, DESCRIBE_GROUP_KEY, build,
+                                                    wait_s=wait_ms / 1000, deadline=deadline)
             except Unreachable:
                 if after != -1 and deadline is not None and time.monotonic() >= deadline:
                     return  # the last long-poll was cut at the deadline
                 raise
             if response.error_code not in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
-                raise _coordinator_error(f"describe group {group!r}", response.error_code,
-                                         error_name(response.error_code))
+                raise Refused(f"the coordinator could not describe group {group!r}: {error_name(response.error_code)}")
             # GROUP_ID_NOT_FOUND: no document (yet), as for a group whose first members are
             # still joining; it is waited for like a missing znode.
-            document = parse_group_document(response.document, coordinator.node.address)
+            document = parse_group_document(response.document, address)
             generation = document_generation(document)
             if after == -1 or (generation is not None and generation > after):
                 yield document
@@ -268,12 +273,6 @@ def coordinator_documents(bootstrap: str, group: str, *,
             # No document: wait for the group's first generation (> 0; generation 0 is a
             # memberless group that only commits offsets).
             after = generation if generation is not None else 0
-
-
-def _coordinator_error(what: str, code: int, name: str, message: Optional[str] = None) -> OpsError:
-    if code in _UNAVAILABLE:
-        return Unreachable(f"the coordinator could not {what}: {name}")
-    return Refused(message or f"the coordinator could not {what}: {name}")
 
 
 def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Optional[str]:
@@ -285,12 +284,13 @@ def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Op
         return cls(group_id=group, reason=reason)
 
     with KafkaClient(bootstrap) as client:
-        response = _Coordinator(client, group).call(TRIGGER_REBALANCE_KEY, build, wait_s=0.0, deadline=None)
+        response, _ = _extension_call(_extension_coordinator(client, group), TRIGGER_REBALANCE_KEY, build,
+                                      wait_s=0.0, deadline=None)
     if response.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
         raise NotFound(f"group {group!r} does not exist")
     if response.error_code:
-        raise _coordinator_error(f"rebalance group {group!r}", response.error_code,
-                                 error_name(response.error_code), response.error_message)
+        raise Refused(response.error_message
+                      or f"the coordinator could not rebalance group {group!r}: {error_name(response.error_code)}")
     return response.error_message
 
 

@@ -8,7 +8,8 @@ rebalance request (`request_rebalance`), a znode the coordinator watches.
 Invariants:
 - One kazoo session per call (or per `ZkSession` block), on kazoo's plain threading handler: the
   CLI is synchronous. Connecting is bounded by `timeout_s` (default 8 s) and so is every
-  request; running out of time is `Unreachable`, never a hang.
+  request (a window of pipelined reads, `ZkSession.get_many`, shares one bound); running out of
+  time is `Unreachable`, never a hang.
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
   coordinator's store. A missing chroot reads as missing znodes; nothing here creates it.
 - Group and topic names in paths are encoded as the store encodes them (`encode_name`); legacy
@@ -26,6 +27,15 @@ offsets:  {topic: {"<partition>": {"offset": int}}}
 ```
 groupctl groups (`layout` "groupctl") carry the stored document unchanged and their offsets as
 stored: `{topic: {"<partition>": {"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}}}`.
+
+A group's coordinator (`coordinator_from_zk`) is found the way the cluster places groups
+(`groupctl.coordinator.placement`): the group partition `abs(hashCode(group)) % n`, with `n` from
+`/coordinators/config` ("group_partitions", 50 when the znode is absent), is led by the node in
+`/coordinators/partitions/<p>/leader`, whose address is `/brokers/ids/<node-id>`. The node a
+group document names is only its last writer, not consulted. One fallback: a partition that has
+never had a leader (no `/coordinators/partitions/<p>`) while exactly one node is registered is
+that node's (a lone node starting up, or one from before coordinator clusters); its epoch is
+null.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import DataWatch
 
+from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, MAX_GROUP_PARTITIONS, group_partition
 from groupctl.ops.documents import parse_group_document
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
 from groupctl.ops.rebalance import document_generation
@@ -73,6 +84,14 @@ LEGACY_CONSUMERS = "/consumers"
 REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
 """`<REBALANCE_REQUESTS>/<encoded group>` holds {"requested_at_ms", "reason"}: created by
 `request_rebalance`, deleted by the group's coordinator once it has started the rebalance."""
+COORDINATORS_CONFIG = "/coordinators/config"
+"""{"version": 1, "group_partitions": n}: written by the first node of a cluster."""
+COORDINATOR_PARTITIONS = "/coordinators/partitions"
+"""`<COORDINATOR_PARTITIONS>/<p>` holds the last election of group partition p
+({"version", "epoch", "node_id", "elected_at_ms"}); its ephemeral child `leader`
+({"node_id", "epoch"}) exists while that node leads p."""
+GET_WINDOW = 512
+"""Reads `ZkSession.get_many` keeps in flight on the session at once."""
 
 # kazoo logs every failed connection attempt; a library must not print them to the operator's
 # terminal through logging's last-resort handler. Applications that configure logging see them.
@@ -204,14 +223,38 @@ class ZkGroup:
 
 @dataclass(frozen=True)
 class ZkCoordinator:
-    """Where a group's coordinator listens, according to ZooKeeper."""
+    """Where a group's coordinator listens, according to ZooKeeper: the leader of the group's
+    partition. `to_json` keys: node_id, host, port, partition (the group partition), epoch (the
+    leader's election epoch; null for the lone-node fallback, see the module docstring)."""
 
     node_id: int
     host: str
     port: int
+    partition: int
+    epoch: Optional[int]
 
     def to_json(self) -> dict[str, Any]:
-        return {"node_id": self.node_id, "host": self.host, "port": self.port}
+        return {"node_id": self.node_id, "host": self.host, "port": self.port,
+                "partition": self.partition, "epoch": self.epoch}
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """A live node: its ephemeral `/brokers/ids/<node-id>`."""
+
+    node_id: int
+    host: str
+    port: int
+    started_at_ms: Optional[int]
+
+
+@dataclass(frozen=True)
+class PartitionLeader:
+    """The node leading a group partition now: `/coordinators/partitions/<p>/leader`."""
+
+    partition: int
+    node_id: int
+    epoch: int
 
 
 def normalize_path(path: str) -> str:
@@ -265,14 +308,7 @@ class ZkSession:
             _stop(client)
 
     def _call(self, what: str, start: Any) -> Any:
-        try:
-            return start().get(timeout=self.timeout_s)
-        except (NoNodeError, NodeExistsError):
-            raise
-        except _UNREACHABLE as exc:
-            raise Unreachable(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__}") from None
-        except KazooException as exc:
-            raise OpsError(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__} {exc}".rstrip()) from None
+        return self._wait(what, start(), time.monotonic() + self.timeout_s)
 
     def get(self, path: str) -> Optional[Znode]:
         """The znode at `path`, None when there is none."""
@@ -302,6 +338,34 @@ class ZkSession:
 
     def set(self, path: str, data: bytes) -> None:
         self._call(f"set {path}", lambda: self.client.set_async(path, data))
+
+    def get_many(self, paths: list[str]) -> list[Optional[Znode]]:
+        """The znodes at `paths` (None where there is none), in order: `GET_WINDOW` reads in
+        flight at once, each window answered within `timeout_s` (one round trip's latency
+        per window instead of per znode)."""
+        found: list[Optional[Znode]] = []
+        for start in range(0, len(paths), GET_WINDOW):
+            window = paths[start:start + GET_WINDOW]
+            pending = [(path, self.client.get_async(path)) for path in window]
+            deadline = time.monotonic() + self.timeout_s
+            for path, result in pending:
+                try:
+                    data, stat = self._wait(f"get {path}", result, deadline)
+                except NoNodeError:
+                    found.append(None)
+                    continue
+                found.append(Znode(path, data or b"", ZnodeStat.from_kazoo(stat)))
+        return found
+
+    def _wait(self, what: str, result: Any, deadline: float) -> Any:
+        try:
+            return result.get(timeout=max(deadline - time.monotonic(), 0.001))
+        except (NoNodeError, NodeExistsError):
+            raise
+        except _UNREACHABLE as exc:
+            raise Unreachable(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__}") from None
+        except KazooException as exc:
+            raise OpsError(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__} {exc}".rstrip()) from None
 
 
 def _stop(client: KazooClient) -> None:
@@ -453,41 +517,87 @@ def _legacy_partition_values(session: ZkSession, path: str, read: Any) -> dict[s
 
 
 def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
-    """The node that coordinates `group`: the one its document names, when that node is
-    registered; otherwise the only registered node (one node coordinates every group until
-    coordinator clusters place groups). NotFound or Refused when ZooKeeper cannot tell."""
+    """The node that coordinates `group`: the leader of its group partition, or the lone
+    registered node when the partition has never had a leader (see the module docstring).
+    Unreachable when the partition has no leader (an election in progress, or every node down);
+    NotFound when no node is registered at all, or the leader's registration is gone."""
     with ZkSession(connect, timeout_s=timeout_s) as session:
-        node = session.get(group_path(group))
-        document = node.document if node is not None else None
-        named = document.get("coordinator") if isinstance(document, dict) else None
-        registered = {}
-        for component in session.children(BROKER_IDS) or []:
-            broker = _broker(session, component)
-            if broker is not None:
-                registered[broker.node_id] = broker
-    if isinstance(named, int) and named in registered:
-        return registered[named]
+        partition = group_partition(group, group_partitions(session))
+        leader_node = session.get(leader_path(partition))
+        if leader_node is not None:
+            leader = parse_leader(partition, leader_node)
+            broker_node = session.get(f"{BROKER_IDS}/{leader.node_id}")
+            broker = parse_broker(str(leader.node_id), broker_node) if broker_node is not None else None
+            if broker is None:
+                raise NotFound(f"node {leader.node_id}, the leader of group partition {partition} of group "
+                               f"{group!r}, is not registered in {BROKER_IDS}")
+            return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, leader.epoch)
+        election = session.get(f"{COORDINATOR_PARTITIONS}/{partition}")
+        registered = registered_brokers(session) if election is None else {}
     if len(registered) == 1:
-        return next(iter(registered.values()))
-    if not registered:
+        [broker] = registered.values()
+        return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, None)
+    if election is None and not registered:
         raise NotFound(f"no coordinator is registered in ZooKeeper at {connect} ({BROKER_IDS} is empty)")
-    ids = ", ".join(str(i) for i in sorted(registered))
-    if isinstance(named, int):
-        raise NotFound(f"coordinator {named} of group {group!r} is not registered in ZooKeeper (registered: {ids})")
-    raise Refused(f"group {group!r} has no document and several coordinators are registered ({ids}): "
-                  "ZooKeeper cannot tell which one coordinates it")
+    raise Unreachable(f"group partition {partition} (of group {group!r}) has no leader "
+                      f"(election in progress or every node down{_last_election(election)})")
 
 
-def _broker(session: ZkSession, component: str) -> Optional[ZkCoordinator]:
-    """The registration at `/brokers/ids/<component>`; None when it is gone or malformed."""
-    if not component.isdigit():
-        return None
-    node = session.get(f"{BROKER_IDS}/{component}")
+def _last_election(node: Optional[Znode]) -> str:
+    """The note `; last led by node N at epoch E` from the election record
+    `/coordinators/partitions/<p>`; "" without a readable record."""
     document = node.document if node is not None else None
-    if not isinstance(document, dict) or not isinstance(document.get("host"), str):
+    if not isinstance(document, dict) or not isinstance(document.get("node_id"), int):
+        return ""
+    epoch = document.get("epoch")
+    return f"; last led by node {document['node_id']}" + (f" at epoch {epoch}" if isinstance(epoch, int) else "")
+
+
+def leader_path(partition: int) -> str:
+    return f"{COORDINATOR_PARTITIONS}/{partition}/leader"
+
+
+def group_partitions(session: ZkSession) -> int:
+    """The cluster's group partition count: `/coordinators/config` "group_partitions", or 50
+    when the znode is absent (no node has started a cluster yet). OpsError when it is malformed."""
+    node = session.get(COORDINATORS_CONFIG)
+    if node is None:
+        return DEFAULT_GROUP_PARTITIONS
+    document = node.document
+    count = document.get("group_partitions") if isinstance(document, dict) else None
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GROUP_PARTITIONS:
+        raise OpsError(f"{COORDINATORS_CONFIG} does not hold a group partition count "
+                       f"(\"group_partitions\": 1-{MAX_GROUP_PARTITIONS})")
+    return count
+
+
+def parse_leader(partition: int, node: Znode) -> PartitionLeader:
+    """The leader znode of `partition` ({"node_id", "epoch"}); OpsError when malformed."""
+    document = node.document
+    node_id = document.get("node_id") if isinstance(document, dict) else None
+    epoch = document.get("epoch") if isinstance(document, dict) else None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (node_id, epoch)):
+        raise OpsError(f"{node.path} does not hold a partition leader ({{\"node_id\", \"epoch\"}})")
+    return PartitionLeader(partition, node_id, epoch)
+
+
+def registered_brokers(session: ZkSession) -> dict[int, BrokerRegistration]:
+    """Every live node by id (malformed registrations are left out)."""
+    components = [c for c in session.children(BROKER_IDS) or [] if c.isdigit()]
+    nodes = session.get_many([f"{BROKER_IDS}/{c}" for c in components])
+    brokers = (parse_broker(c, node) for c, node in zip(components, nodes) if node is not None)
+    return {broker.node_id: broker for broker in brokers if broker is not None}
+
+
+def parse_broker(component: str, node: Znode) -> Optional[BrokerRegistration]:
+    """The registration at `/brokers/ids/<component>`; None when it is malformed."""
+    document = node.document
+    if not component.isdigit() or not isinstance(document, dict) or not isinstance(document.get("host"), str):
         return None
+    started = document.get("started_at_ms")
     try:
-        return ZkCoordinator(node_id=int(component), host=document["host"], port=int(document["port"]))
+        return BrokerRegistration(node_id=int(component), host=document["host"], port=int(document["port"]),
+                                  started_at_ms=started if isinstance(started, int) else None)
     except (KeyError, TypeError, ValueError):
         return None
 

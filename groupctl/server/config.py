@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from groupctl.coordinator.classic.coordinator import GroupConfig
+from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS
 from groupctl.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 
 
@@ -19,7 +20,9 @@ class NodeConfig:
     advertised_port: Optional[int] = None  # default: the bound port
     data_dir: Optional[Path] = None  # None: logs and embedded store live in memory only
     zk: Optional[str] = None  # ZooKeeper connect string with optional chroot
-    zk_session_timeout_s: float = 10.0
+    zk_session_timeout_s: float = 6.0  # how long a dead node keeps its group partitions
+    group_partitions: int = DEFAULT_GROUP_PARTITIONS  # the first node of a cluster fixes it
+    handback_delay_s: float = 10.0  # a (re)started node gets its preferred partitions back after this
     topics: tuple[tuple[str, int], ...] = ()  # created at start when missing
     auto_create_topics: bool = True
     default_partitions: int = 1

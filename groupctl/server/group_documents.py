@@ -14,14 +14,15 @@ Invariants:
 - A waiter is registered before it reads the store, so a document written between its read and
   its wait still wakes it.
 - `wait` returns the first stored document whose generation is greater than `after_generation`;
-  None as soon as a document it had seen is deleted; otherwise, when time runs out or the node
-  shuts down (`release`), the current document (None if there is none).
+  None as soon as a document it had seen is deleted; otherwise, when time runs out, the node
+  shuts down (`release`) or stops coordinating the group (`moved`), the current document (None
+  if there is none).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from groupctl.coordinator.records import GroupMetadataRecord, GroupTombstone, Record
 from groupctl.store.base import MetadataStore
@@ -35,8 +36,9 @@ def generation_of(document: Any) -> int:
 
 
 class GroupDocuments:
-    def __init__(self, store: MetadataStore) -> None:
+    def __init__(self, store: MetadataStore, serves: Callable[[str], bool]) -> None:
         self._store = store
+        self._serves = serves  # whether this node coordinates the group (else nothing wakes a wait)
         self._waiters: dict[str, set[asyncio.Future]] = {}
         self._released = False
 
@@ -64,7 +66,7 @@ class GroupDocuments:
                     return None  # deleted while we waited
                 seen = seen or document is not None
                 remaining = deadline - loop.time()
-                if remaining <= 0 or self._released:
+                if remaining <= 0 or self._released or not self._serves(group):
                     return document
                 try:
                     await asyncio.wait_for(changed, remaining)
@@ -82,6 +84,15 @@ class GroupDocuments:
         for record in records:
             if isinstance(record, (GroupMetadataRecord, GroupTombstone)):
                 for future in self._waiters.get(record.group, ()):
+                    if not future.done():
+                        future.set_result(None)
+
+    def moved(self, belongs: Callable[[str], bool]) -> None:
+        """This node stopped coordinating the groups `belongs` accepts: their waits answer now
+        (the client asks the new coordinator next)."""
+        for group, waiters in self._waiters.items():
+            if belongs(group):
+                for future in waiters:
                     if not future.done():
                         future.set_result(None)
 

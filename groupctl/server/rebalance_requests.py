@@ -12,9 +12,12 @@ logged and deleted (there is nothing to rebalance).
 The watch works the same on the embedded store (same paths), where only this process can write
 the requests; from outside it is reachable with ZooKeeper.
 
-Deliberate difference from Apache Kafka, which has no such API. With a single coordinator every
-node serves every request; the coordinator-cluster issue will restrict this to the group's
-coordinator.
+In a cluster every node sees every request, and only the group's coordinator serves it (`serves`);
+the others leave it alone. A node that takes a group partition over looks again at the requests
+left (`rescan`), so a request made while the group was moving is served by its new coordinator.
+A trigger that finds the group has just moved away (NOT_COORDINATOR) leaves the znode too.
+
+Deliberate difference from Apache Kafka, which has no such API.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import logging
 from typing import Awaitable, Callable, Optional
 
 from groupctl.coordinator.classic.messages import TriggerRebalanceResult
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.store.base import BadVersion, MetadataStore, NodeExists, NoNode
 from groupctl.store.persist import decode_name
 
@@ -49,9 +53,11 @@ def request_reason(data: bytes) -> Optional[str]:
 
 
 class RebalanceRequests:
-    def __init__(self, store: MetadataStore, trigger: Trigger) -> None:
+    def __init__(self, store: MetadataStore, trigger: Trigger, serves: Callable[[str], bool]) -> None:
         self._store = store
         self._trigger = trigger
+        self._serves = serves
+        self._names: list[str] = []  # the children last seen
         self._serving: dict[str, asyncio.Task] = {}  # znode name -> the task serving it
         self._unsubscribe: Optional[Callable[[], None]] = None
 
@@ -75,11 +81,16 @@ class RebalanceRequests:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    def rescan(self) -> None:
+        """Serve the requests left for groups this node coordinates now (after a takeover)."""
+        self._on_children(self._names)
+
     def _on_children(self, names: list[str]) -> None:
         if self._unsubscribe is None:
             return
+        self._names = names
         for name in names:
-            if name not in self._serving:
+            if name not in self._serving and self._serves(decode_name(name)):
                 task = asyncio.get_running_loop().create_task(self._serve(name))
                 self._serving[name] = task
                 task.add_done_callback(lambda _, name=name: self._serving.pop(name, None))
@@ -94,6 +105,8 @@ class RebalanceRequests:
                     return
                 reason = request_reason(node.data)
                 result = await self._trigger(group, reason)
+                if result.error in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
+                    return  # the group moved (or is loading): its coordinator serves the request
                 log.info("rebalance request for group %r (reason %r): %s, group was %s%s", group, reason,
                          result.error.name, result.state, "" if result.started else "; nothing started")
                 try:

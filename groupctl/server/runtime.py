@@ -1,7 +1,8 @@
 """The node runtime: the single place where results are applied.
 
-One `Node` owns the group coordinator core, the topic registry, the partition logs and the
-metadata store. Requests and timers reach the core only through `call_groups`/`submit`, which
+One `Node` owns the group coordinator core, the topic registry, the partition logs, the metadata
+store and this node's part in the group-partition election. Requests and timers reach the core
+only through `call_groups`/`submit`, which
 
 1. run the core operation synchronously on the event loop (the core is never re-entered
    concurrently: there are no locks because there is no second thread in it),
@@ -15,11 +16,18 @@ metadata store. Requests and timers reach the core only through `call_groups`/`s
 When no write is pending, a result without records is answered at once, and the request that
 produced it gets its reply without a future (the heartbeat fast path).
 
-When a store write fails, the node recovers: every waiting request fails with
-`CoordinatorUnavailable` (its connection is closed; clients reconnect and retry), the core is
-rebuilt from what the store holds, and requests arriving meanwhile wait for the reload. So the
-core never keeps serving state the store did not accept. Deliberate difference from Apache
-Kafka, which answers COORDINATOR_NOT_AVAILABLE/NOT_COORDINATOR in-band.
+Group partitions (see `election` and `groupctl.coordinator.placement`): the core serves only the
+groups of partitions this node leads. A partition won in the election is loading (requests for
+its groups answer COORDINATOR_LOAD_IN_PROGRESS) until its groups are read from the store and
+taken over by the core; a partition lost leaves the core at once (NOT_COORDINATOR).
+
+When a store write fails, the groups it was for may be ahead of the store in the core, so the node
+gives their partitions up and claims them again with a new leadership epoch: the write's waiting
+requests fail with `CoordinatorUnavailable` (their connections close; clients reconnect and
+retry), later writes for those partitions fail their fence, and the partitions are reloaded from
+what the store holds. The node never keeps serving group state the store did not accept.
+Deliberate difference from Apache Kafka, which answers COORDINATOR_NOT_AVAILABLE/NOT_COORDINATOR
+in-band.
 """
 
 from __future__ import annotations
@@ -32,16 +40,19 @@ from typing import Any, Callable, Hashable, Optional
 
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
-from groupctl.coordinator.records import TopicRecord, TopicTombstone
+from groupctl.coordinator.placement import Placement
+from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
 from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
+from groupctl.server.election import CLAIM_GRACE_S, Election
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
+from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
-from groupctl.store.base import MetadataStore, NodeExists, StoreUnavailable
+from groupctl.store.base import MetadataStore, NodeExists, StoreError, StoreUnavailable
 from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter, register_broker
 
@@ -73,41 +84,94 @@ class Node:
         self.faults = FaultInjector()
         self.store: MetadataStore = open_store(zk=config.zk, data_dir=config.data_dir,
                                                session_timeout_s=config.zk_session_timeout_s)
-        self.writer = RecordWriter(self.store, config.node_id)
-        self.logs = LogManager(config.data_dir / "log" if config.data_dir else None)
-        self.topics = TopicRegistry(self.writer.write, lambda: [config.node_id])
-        self.documents = GroupDocuments(self.store)
-        self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance)
+        self.placement = Placement(config.group_partitions)  # nothing is served before the election
+        self.election = Election(
+            self.store, config.node_id, partitions=config.group_partitions,
+            session_timeout_s=config.zk_session_timeout_s, handback_delay_s=config.handback_delay_s,
+            now_ms=now_ms, on_gained=self._partitions_gained, on_lost=self._partitions_lost,
+            settle=self.writes_settled,
+        )
+        self.writer = RecordWriter(self.store, config.node_id, fence=self.election.fence)
+        self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id)
+        self.topics = TopicRegistry(self.writer.write, self.live_nodes)
+        self.topic_watch = TopicWatch(self.store, self._topic_changed)
+        self.documents = GroupDocuments(self.store, self.serves)
+        self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
         self.timer = AsyncioTimer(now_ms, self.submit)
-        self.core = self._new_core()
+        self.core = GroupCoordinator(timer=self.timer, config=config.groups, node_id=config.node_id,
+                                     placement=self.placement)
         self.bound_port: Optional[int] = None
         self._waiting: dict[Hashable, asyncio.Future] = {}
         self._tokens = itertools.count()
         self._last_write: Optional[asyncio.Task] = None  # the newest result still being persisted
-        self._ready = asyncio.Event()  # clear while the core is being (re)loaded from the store
-        self._recovering: Optional[asyncio.Task] = None
+        self._write_failures = 0
+        self._topics_seen: dict[str, TopicRecord] = {}  # what the topic watch reported last
+        self._to_load: set[int] = set()  # partitions won whose loading has not started
+        self._loader: Optional[asyncio.Task] = None
+        self._unsubscribe_session: Optional[Callable[[], None]] = None
         self.stopping = False  # set by the server at shutdown: connections read no new request
-
-    def _new_core(self) -> GroupCoordinator:
-        return GroupCoordinator(timer=self.timer, config=self.config.groups, node_id=self.config.node_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def load(self) -> None:
-        """Open the store and replay what it holds: topics, then groups and their offsets."""
+        """Open the store and read the topics back (groups load as their partitions are won)."""
         await self.store.start()
         await self.writer.start()
-        await self._replay_store(topics=True)
-        self._ready.set()
+        for record in await self.writer.load(topics=True, wanted_group=lambda group: False):
+            self.topics.replay(record)
+        log.info("loaded %d topic(s) from the store", len(self.topics.all()))
+
+    async def join_cluster(self, host: str, port: int) -> None:
+        """Once listening: register, take part in the election, watch topics, create the
+        configured topics and serve stored rebalance requests."""
+        await self.register(host, port)
+        await self.election.start()
+        self.placement.partitions = self.election.partitions
+        await self.topic_watch.start()
         await self.topics.ensure(self.config.topics)
         await self.rebalance_requests.start()
+        await self._settle_placement(timeout_s=CLAIM_GRACE_S + 3.0)
         on_session_lost = getattr(self.store, "on_session_lost", None)
         if on_session_lost is not None:
-            on_session_lost(self._register_again)
+            self._unsubscribe_session = on_session_lost(self._register_again)
+
+    async def _settle_placement(self, timeout_s: float) -> None:
+        """Wait (bounded) until every group partition has a live leader and ours are loaded, so a
+        node that says it is ready serves its groups at once."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while loop.time() < deadline:
+            leaders = {self.election.leaders.get(p) for p in range(self.placement.partitions)}
+            if None not in leaders and not self.placement.loading and not self._to_load:
+                return
+            await asyncio.sleep(0.02)
+        log.warning("group partitions still unsettled after %.0fs; serving anyway", timeout_s)
+
+    def live_nodes(self) -> list[int]:
+        """The registered nodes (this one included: it is live while it answers)."""
+        return sorted(set(self.election.brokers) | {self.config.node_id})
+
+    def live_brokers(self) -> dict[int, tuple[str, int]]:
+        """Live node id -> advertised (host, port), per `/brokers/ids` (this node always)."""
+        brokers = {node_id: (doc["host"], doc["port"]) for node_id, doc in self.election.brokers.items()
+                   if isinstance(doc.get("host"), str) and isinstance(doc.get("port"), int)}
+        brokers[self.config.node_id] = self.advertised()
+        return brokers
+
+    def coordinator_of(self, group_id: str) -> Optional[tuple[int, tuple[str, int]]]:
+        """(node id, (host, port)) of the live node leading the group's partition, if any."""
+        leader = self.election.leader_of(group_id)
+        address = self.live_brokers().get(leader) if leader is not None else None
+        return (leader, address) if address is not None else None
+
+    def serves(self, group_id: str) -> bool:
+        """Whether this node coordinates `group_id` now (its partition is loaded here)."""
+        return not self.placement.error(group_id)
 
     def _register_again(self) -> None:
-        """ZooKeeper expired our session, taking `/brokers/ids/<id>` with it: register anew.
-        (Stepping down as coordinator on session loss belongs to the coordinator cluster.)"""
+        """ZooKeeper expired our session, taking `/brokers/ids/<id>` with it: register anew (the
+        election has already stepped down from every partition; it claims again once the new
+        registration is seen)."""
         if self.bound_port is None or self.stopping:
             return
         log.warning("ZooKeeper session expired; registering node %d again", self.config.node_id)
@@ -123,19 +187,6 @@ class Node:
             except StoreUnavailable:  # kazoo is still establishing the new session
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-
-    async def _replay_store(self, *, topics: bool) -> None:
-        records = await self.writer.load()
-        now = self.now_ms()
-        groups = 0
-        for record in records:
-            if isinstance(record, (TopicRecord, TopicTombstone)):
-                if topics:
-                    self.topics.replay(record)
-            else:
-                self.core.replay(record, now)
-                groups += 1
-        log.info("loaded %d topic(s) and %d group record(s) from the store", len(self.topics.all()), groups)
 
     async def register(self, host: str, port: int) -> None:
         """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
@@ -154,12 +205,17 @@ class Node:
                 await asyncio.sleep(0.5)
 
     def fail_waiting(self, reason: str) -> None:
-        """Fail every parked or waiting request (shutdown, recovery): their connections close
-        and the clients retry, as after a broker restart."""
+        """Fail every parked or waiting request (shutdown): their connections close and the
+        clients retry, as after a broker restart."""
         waiting, self._waiting = self._waiting, {}
         for future in waiting.values():
             if not future.done():
                 future.set_exception(CoordinatorUnavailable(reason))
+
+    async def writes_settled(self) -> None:
+        """Return once every result submitted so far is durable (or failed)."""
+        while not self._idle():
+            await asyncio.wait([self._last_write])
 
     async def quiesce(self, timeout_s: float = 10.0) -> None:
         """For shutdown: let every pending write finish and its replies go out, then fail the
@@ -170,8 +226,15 @@ class Node:
         self.fail_waiting("the coordinator is shutting down")
 
     async def close(self) -> None:
+        if self._unsubscribe_session is not None:
+            self._unsubscribe_session()
         await self.rebalance_requests.close()
+        await self.topic_watch.close()
         await self.quiesce()
+        await self.election.close()
+        if self._loader is not None:
+            self._loader.cancel()
+            await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
         self.logs.close()
         await self.store.close()
@@ -179,11 +242,65 @@ class Node:
     def advertised(self) -> tuple[str, int]:
         return self.config.advertised(self.bound_port or self.config.port)
 
+    # -- group partitions --------------------------------------------------------------------
+
+    def _partitions_gained(self, partitions: set[int]) -> None:
+        """The election won `partitions`: they answer COORDINATOR_LOAD_IN_PROGRESS until loaded."""
+        self.placement.loading |= partitions
+        self._to_load |= partitions
+        if self._loader is None or self._loader.done():
+            self._loader = asyncio.get_running_loop().create_task(self._load_partitions())
+            self._loader.add_done_callback(_log_failure)
+
+    async def _load_partitions(self) -> None:
+        """Load the partitions won, a batch at a time (one scan of `/groups` per batch)."""
+        delay = 0.1
+        while self._to_load:
+            batch = set(self._to_load)
+            partition_of = self.placement.partition_of
+            try:
+                records = await self.writer.load(topics=False, wanted_group=lambda g: partition_of(g) in batch)
+            except StoreError as exc:
+                log.warning("loading group partition(s) %s failed (%s); retrying", sorted(batch), exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                self._to_load &= self.placement.loading
+                continue
+            self._to_load -= batch
+            batch &= self.placement.loading  # partitions lost while loading stay unloaded
+            records = [r for r in records if partition_of(r.group) in batch]
+            detail = f"node {self.config.node_id} took over group partition {sorted(batch)[0]}" if len(batch) == 1 \
+                else f"node {self.config.node_id} took over {len(batch)} group partitions"
+            result = self.core.load(records, self.now_ms(), detail)
+            self.placement.loading -= batch
+            self.placement.serving |= batch
+            groups = len({r.group for r in records})
+            log.info("serving group partition(s) %s: %d group(s) loaded", _ranges(batch), groups)
+            self.submit(result)
+            self.rebalance_requests.rescan()
+
+    def _partitions_lost(self, partitions: set[int]) -> None:
+        """Stop serving `partitions` now: their groups leave the core (parked requests answer
+        NOT_COORDINATOR) and the writer forgets their documents."""
+        partitions = partitions & (self.placement.serving | self.placement.loading)
+        if not partitions:
+            return
+        self.placement.serving -= partitions
+        self.placement.loading -= partitions
+        self._to_load -= partitions
+        partition_of = self.placement.partition_of
+
+        def belongs(group_id: str) -> bool:
+            return partition_of(group_id) in partitions
+
+        log.info("no longer serving group partition(s) %s", _ranges(partitions))
+        self.submit(self.core.unload(belongs))
+        self.writer.forget(belongs)
+        self.documents.moved(belongs)
+
     # -- applying results -----------------------------------------------------------------------
 
     async def call_groups(self, op: Callable[[GroupCoordinator, Hashable, int], Result]) -> Any:
-        if not self._ready.is_set():
-            await self._ready.wait()
         token = next(self._tokens)
         result = op(self.core, token, self.now_ms())
         if not result.records and self._idle():
@@ -205,12 +322,15 @@ class Node:
             self._deliver(result.replies)
             return
         previous = self._last_write
-        self._last_write = asyncio.get_running_loop().create_task(self._persist(result, previous))
+        self._last_write = asyncio.get_running_loop().create_task(
+            self._persist(result, previous, self._write_failures))
 
     def _idle(self) -> bool:
         return self._last_write is None or self._last_write.done()
 
-    async def _persist(self, result: Result, previous: Optional[asyncio.Task]) -> None:
+    async def _persist(self, result: Result, previous: Optional[asyncio.Task], failures_before: int) -> None:
+        """Write, wait for the earlier writes, deliver. A write that failed meanwhile fails these
+        replies too: the result was computed by a core that included the failed records."""
         try:
             if result.records:
                 await self.writer.write(list(result.records))
@@ -219,11 +339,11 @@ class Node:
         except Exception as exc:  # noqa: BLE001 - any failure leaves the core ahead of the store
             log.error("store did not accept %d record(s): %s", len(result.records), exc)
             self._fail(result.replies, exc)
-            self._start_recovery()
+            self._write_failed(result.records)
             return
         self.documents.changed(result.records)
-        if self._recovering is not None:
-            self._fail(result.replies, CoordinatorUnavailable("the coordinator is reloading"))
+        if self._write_failures != failures_before:
+            self._fail(result.replies, CoordinatorUnavailable("an earlier store write failed"))
             return
         self._deliver(result.replies)
 
@@ -233,32 +353,13 @@ class Node:
             if future is not None and not future.done():
                 future.set_exception(CoordinatorUnavailable(str(exc)))
 
-    def _start_recovery(self) -> None:
-        if self._recovering is None:
-            self._ready.clear()
-            self._recovering = asyncio.get_running_loop().create_task(self._recover())
-
-    async def _recover(self) -> None:
-        """Rebuild the core from the store after a failed write (see the module docstring)."""
-        try:
-            self.fail_waiting("a store write failed; the coordinator is reloading")
-            self.timer.close()  # the old core's timers must not produce more results
-            while not self._idle():  # let writes already queued finish (or fail) first
-                await asyncio.wait([self._last_write])
-            self.core = self._new_core()
-            delay = 0.1
-            while True:
-                try:
-                    await self._replay_store(topics=False)
-                    break
-                except Exception as exc:  # noqa: BLE001 - keep trying until the store answers
-                    log.warning("reload from the store failed (%s); retrying", exc)
-                    self.core = self._new_core()
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 2.0)
-        finally:
-            self._recovering = None
-            self._ready.set()
+    def _write_failed(self, records: list[Record]) -> None:
+        """The groups of `records` may be ahead of the store in the core: give their partitions
+        up and claim them again, which reloads them from the store under a new epoch."""
+        self._write_failures += 1
+        partitions = {self.placement.partition_of(r.group) for r in records} & self.election.led()
+        if partitions:
+            self.election.abdicate(partitions)
 
     def _deliver(self, replies: list[Reply], own_token: Hashable = _UNANSWERED) -> Any:
         """Complete the waiting requests' futures; return the reply addressed to `own_token`
@@ -287,10 +388,42 @@ class Node:
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:
-        """Delete a topic, its partition logs and every group's committed offsets for it."""
+        """Delete a topic, its partition logs and every group's committed offsets for it (on
+        other nodes the topic watch does the same for their groups and logs)."""
         record = await self.topics.delete(name)
+        self._topic_deleted(name)
+        await self.writes_settled()
+        return record
+
+    def _topic_deleted(self, name: str) -> None:
         self.logs.delete_topic(name)
         self.submit(self.core.delete_topic_offsets((name,), self.now_ms()))
-        if self._last_write is not None:
-            await asyncio.wait([self._last_write])
-        return record
+
+    def _topic_changed(self, name: str, record: Optional[TopicRecord]) -> None:
+        """A topic znode changed (any node's write, including ours): keep the registry current,
+        drop a deleted topic's logs and offsets here, and rebalance the groups subscribed to a
+        topic that gained partitions (the original design's ZooKeeper watch). Growth is judged
+        against what the watch reported last, not the registry, which this node's own
+        CreatePartitions has already updated."""
+        self.writer.forget_topic(name)
+        before = self._topics_seen.pop(name, None)
+        self.topics.observe(name, record)
+        if record is None:
+            self._topic_deleted(name)
+            return
+        self._topics_seen[name] = record
+        if before is not None and before.topic_id == record.topic_id and len(record.replicas) > len(before.replicas):
+            detail = f"topic {name} grew from {len(before.replicas)} to {len(record.replicas)} partitions"
+            log.info("%s: rebalancing its groups", detail)
+            self.submit(self.core.topics_changed(frozenset({name}), self.now_ms(), detail))
+
+
+def _ranges(partitions: set[int]) -> str:
+    """`{0,1,2,5}` -> "0-2,5" (for logs)."""
+    spans: list[list[int]] = []
+    for p in sorted(partitions):
+        if spans and spans[-1][1] == p - 1:
+            spans[-1][1] = p
+        else:
+            spans.append([p, p])
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)

@@ -46,7 +46,7 @@ class CoordinatorServer:
                                                   reuse_address=True)
         port = self._server.sockets[0].getsockname()[1]
         self.node.bound_port = port
-        await self.node.register(*self.config.advertised(port))
+        await self.node.join_cluster(*self.config.advertised(port))
         log.info("node %d listening on %s:%d (advertised %s)", self.config.node_id,
                  self.config.host, port, self.bootstrap)
 

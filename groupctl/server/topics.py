@@ -2,31 +2,51 @@
 
 Topic changes are records like group changes: `TopicRecord`/`TopicTombstone` are written through
 the node's `RecordWriter` before the registry changes, so a restart reloads exactly what was
-acknowledged.
+acknowledged. Changes other nodes write reach the registry through `observe` (fed by the
+server's topic watch); they are applied like replayed records.
 
-Creations and deletions await a store write, and requests for the same name run concurrently on
-other connections. So a name is reserved synchronously, before the write, and released when the
-write ends (whether it succeeded or failed):
-- while a creation of a name is pending, `plan`/`create` of that name fail with
-  TOPIC_ALREADY_EXISTS and `get_or_create` waits for the pending creation and returns its record;
-- while a deletion of a name is pending, `delete` of that name fails with
-  UNKNOWN_TOPIC_OR_PARTITION (the topic is already going); the topic stays visible until the
-  tombstone is durable.
+Creations, partition additions and deletions await a store write, and requests for the same
+name run concurrently on other connections. So at most one store write per name is in flight:
+- A creation reserves the name synchronously, before the write, and releases it when the write
+  ends (whether it succeeded or failed). While it is pending, `plan`/`create` of that name fail
+  with TOPIC_ALREADY_EXISTS, `get_or_create` waits for it and returns its record, and partition
+  additions and deletions see no topic (UNKNOWN_TOPIC_OR_PARTITION).
+- Partition additions and deletions of an existing topic take turns, in arrival order: each
+  waits for the previous one's write to end, then validates against the topic as it is then.
+  A deletion marks the name synchronously, so later `delete`s and partition additions (including
+  ones already waiting) fail with UNKNOWN_TOPIC_OR_PARTITION (the topic is already going); the
+  topic stays visible until the tombstone is durable.
+
+Placement: partition p's replicas are `replication_factor` consecutive live nodes (in id order)
+starting at node index (start + p) mod n, so leaders (first replicas) spread round-robin. New
+partitions continue that sequence from the topic's existing placement (Kafka anchors on the
+leader of partition 0 in the same way), so a topic grown on an unchanged cluster looks as if it
+had been created with its new partition count.
 
 Invariants:
 - A topic name is 1-249 characters of [a-zA-Z0-9._-], and neither "." nor "..".
-- Topic ids are random UUIDs, fixed at creation; `by_id` and `get` always agree.
+- Topic ids are random UUIDs, fixed at creation; for every id in `by_id`, `get` of its name is
+  the same record (and `by_id` of every record's id is that record, unless a corrupt store gave
+  two names one id: then the newest wins `by_id`).
 - Partitions are numbered 0..n-1; each lists its replica node ids, leader first, and every
-  partition has the same number of replicas.
-- At most one store write creates a given name, and at most one deletes it, at any time.
+  partition has the same number of replicas. This node only ever adds partitions.
+- At most one store write for a given name is in flight at any time.
+
+Deliberate differences from Apache Kafka: the start index of a new topic's placement is derived
+from its name (crc32), not random, so placements are reproducible; replicas are metadata only
+(each partition's log lives on its leader; nothing is replicated); a partition addition while a
+deletion is pending is UNKNOWN_TOPIC_OR_PARTITION (Kafka's ZooKeeper mode said
+INVALID_TOPIC_EXCEPTION "queued for deletion"; KRaft deletes at once).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import uuid
-from typing import Awaitable, Callable, Iterable, Optional
+import zlib
+from typing import AsyncIterator, Awaitable, Callable, Iterable, Optional, Sequence
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
@@ -52,8 +72,23 @@ class TopicError(Exception):
         self.code = code
 
 
+def spread(live: Sequence[int], start: int, partitions: range, replication_factor: int) -> dict[int, list[int]]:
+    """Round-robin placement over `live` (sorted node ids): partition p gets
+    `replication_factor` consecutive nodes from index (start + p) mod n, its leader first."""
+    n = len(live)
+    return {p: [live[(start + p + r) % n] for r in range(replication_factor)] for p in partitions}
+
+
+def _check_replicas(p: int, nodes: Sequence[int], live: Sequence[int]) -> None:
+    if not nodes or len(set(nodes)) != len(nodes) or any(n not in live for n in nodes):
+        raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         f"partition {p}: replicas {list(nodes)} must be distinct live nodes {list(live)}")
+
+
 class TopicRegistry:
     def __init__(self, write: Callable[[list[Record]], Awaitable[None]], node_ids: Callable[[], list[int]]) -> None:
+        """`write` persists records (the node's RecordWriter); `node_ids` lists the live nodes
+        new partitions may be placed on."""
         self._write = write
         self._node_ids = node_ids
         self._by_name: dict[str, TopicRecord] = {}
@@ -61,18 +96,35 @@ class TopicRegistry:
         # name -> future of the pending creation: its TopicRecord, or None if the write failed.
         self._creating: dict[str, asyncio.Future[Optional[TopicRecord]]] = {}
         self._deleting: set[str] = set()
+        # name -> done when the last queued change (partition addition or deletion) of the
+        # existing topic has finished its turn.
+        self._changing: dict[str, asyncio.Future[None]] = {}
+
+    # --- applying records ----------------------------------------------------------------------
 
     def replay(self, record: TopicRecord | TopicTombstone) -> None:
+        """Apply a durable record: one this node wrote, loaded at start, or seen in the store."""
+        self._forget(record.name)
         if isinstance(record, TopicRecord):
-            old = self._by_name.get(record.name)
-            if old is not None and old.topic_id != record.topic_id:
-                self._by_id.pop(old.topic_id, None)
             self._by_name[record.name] = record
             self._by_id[record.topic_id] = record
-        else:
-            old = self._by_name.pop(record.name, None)
-            if old is not None:
-                self._by_id.pop(old.topic_id, None)
+
+    def observe(self, name: str, record: Optional[TopicRecord]) -> Optional[TopicRecord]:
+        """Apply the stored state of topic `name` as a store watch saw it (None: deleted), which
+        may be another node's write or an echo of this node's own; return the record it
+        replaces (None if the topic was unknown)."""
+        if record is not None and record.name != name:
+            raise ValueError(f"record of topic {record.name!r} observed as {name!r}")
+        previous = self._by_name.get(name)
+        self.replay(record if record is not None else TopicTombstone(name))
+        return previous
+
+    def _forget(self, name: str) -> None:
+        old = self._by_name.pop(name, None)
+        if old is not None and self._by_id.get(old.topic_id) is old:
+            del self._by_id[old.topic_id]
+
+    # --- reading -----------------------------------------------------------------------------
 
     def get(self, name: str) -> Optional[TopicRecord]:
         return self._by_name.get(name)
@@ -82,6 +134,8 @@ class TopicRegistry:
 
     def all(self) -> list[TopicRecord]:
         return [self._by_name[name] for name in sorted(self._by_name)]
+
+    # --- creation ----------------------------------------------------------------------------
 
     def plan(self, name: str, partitions: int, replication_factor: int = 1,
              assignments: Optional[dict[int, list[int]]] = None) -> TopicRecord:
@@ -97,9 +151,7 @@ class TopicRegistry:
                 raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  "partitions in a manual assignment must be numbered 0..n-1")
             for p, nodes in assignments.items():
-                if not nodes or len(set(nodes)) != len(nodes) or any(n not in live for n in nodes):
-                    raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                     f"partition {p}: replicas {nodes} must be distinct live nodes {live}")
+                _check_replicas(p, nodes, live)
             if len({len(nodes) for nodes in assignments.values()}) != 1:
                 raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  "every partition in a manual assignment must have as many replicas")
@@ -108,14 +160,16 @@ class TopicRegistry:
             if not 1 <= partitions <= MAX_PARTITIONS:
                 raise TopicError(ErrorCode.INVALID_PARTITIONS,
                                  f"number of partitions must be 1-{MAX_PARTITIONS}, got {partitions}")
-            if not 1 <= replication_factor <= len(live):
-                raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                                 f"replication factor {replication_factor} with {len(live)} live node(s)")
-            replicas = {
-                p: [live[(p + r) % len(live)] for r in range(replication_factor)]
-                for p in range(partitions)
-            }
+            self._check_replication(replication_factor, live)
+            start = zlib.crc32(name.encode()) % len(live)
+            replicas = spread(live, start, range(partitions), replication_factor)
         return TopicRecord(name=name, topic_id=str(uuid.uuid4()), replicas=replicas)
+
+    @staticmethod
+    def _check_replication(replication_factor: int, live: Sequence[int]) -> None:
+        if not 1 <= replication_factor <= len(live):
+            raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             f"replication factor {replication_factor} with {len(live)} live node(s)")
 
     def _check_free(self, name: str) -> None:
         if name in self._by_name:
@@ -167,18 +221,115 @@ class TopicRegistry:
                 created.append(await self.get_or_create(name, partitions))
         return created
 
+    # --- partition additions -----------------------------------------------------------------
+
+    def plan_partitions(self, name: str, count: int,
+                        assignments: Optional[Sequence[Sequence[int]]] = None) -> TopicRecord:
+        """Validate growing `name` to `count` partitions and return the record that would be
+        written (same topic id, existing partitions unchanged). `assignments`, when given, lists
+        the replicas of each new partition in order (None: placed round-robin). Raises
+        TopicError with CreatePartitions' error codes."""
+        current = self._by_name.get(name)
+        if current is None or name in self._deleting:
+            going = " (it is being deleted)" if current is not None else ""
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist{going}")
+        existing = len(current.replicas)
+        if count < existing:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS,
+                             f"topic {name!r} has {existing} partitions, more than the requested {count}; "
+                             "partitions can only be added")
+        if count == existing:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"topic {name!r} already has {existing} partitions")
+        if count > MAX_PARTITIONS:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS,
+                             f"number of partitions must be at most {MAX_PARTITIONS}, got {count}")
+        factor = len(current.replicas[0])
+        live = sorted(self._node_ids())
+        added = range(existing, count)
+        if assignments is not None:
+            if len(assignments) != len(added):
+                raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"adding {len(added)} partition(s) but {len(assignments)} assignment(s) given")
+            for p, nodes in zip(added, assignments):
+                _check_replicas(p, nodes, live)
+                if len(nodes) != factor:
+                    raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"partition {p}: {len(nodes)} replica(s), but the topic's partitions "
+                                     f"have {factor}")
+            new = {p: list(nodes) for p, nodes in zip(added, assignments)}
+        else:
+            self._check_replication(factor, live)
+            new = spread(live, self._continued_start(current, live), added, factor)
+        return TopicRecord(name=name, topic_id=current.topic_id, replicas={**current.replicas, **new})
+
+    @staticmethod
+    def _continued_start(current: TopicRecord, live: Sequence[int]) -> int:
+        """The start index that reproduces the leader of the first existing partition whose
+        leader is live (0 when none is)."""
+        for p in sorted(current.replicas):
+            leader = current.replicas[p][0]
+            if leader in live:
+                return (live.index(leader) - p) % len(live)
+        return 0
+
+    async def add_partitions(self, name: str, count: int,
+                             assignments: Optional[Sequence[Sequence[int]]] = None,
+                             validate_only: bool = False) -> TopicRecord:
+        """Grow `name` to `count` partitions (CreatePartitions): write and apply the planned
+        record, after any partition addition or deletion of `name` already queued. With
+        `validate_only`, only plan (against the topic as it is now). Raises TopicError, or what
+        the write raises (then the topic is unchanged)."""
+        if validate_only:
+            return self.plan_partitions(name, count, assignments)
+        self.plan_partitions(name, count, assignments)  # refuse at once what is wrong now
+        async with self._turn(name):
+            record = self.plan_partitions(name, count, assignments)
+            await self._write([record])
+            self.replay(record)
+        return record
+
+    # --- deletion ----------------------------------------------------------------------------
+
     async def delete(self, name: str) -> TopicRecord:
-        """Write a tombstone for `name` and forget it. The name is reserved before the write, so
-        of concurrent deletions of one topic exactly one writes and the others get
-        UNKNOWN_TOPIC_OR_PARTITION; a failed write keeps the topic and raises to its caller."""
-        record = self._by_name.get(name)
-        if record is None or name in self._deleting:
+        """Write a tombstone for `name` and forget it, after any partition addition of `name`
+        already queued. The name is marked before the write, so of concurrent deletions of one
+        topic exactly one writes and the others get UNKNOWN_TOPIC_OR_PARTITION; a failed write
+        keeps the topic and raises to its caller."""
+        if name not in self._by_name or name in self._deleting:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-        tombstone = TopicTombstone(name)
         self._deleting.add(name)
         try:
-            await self._write([tombstone])
-            self.replay(tombstone)
+            async with self._turn(name):
+                record = self._by_name.get(name)
+                if record is None:  # another node deleted it while this deletion waited
+                    raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+                tombstone = TopicTombstone(name)
+                await self._write([tombstone])
+                self.replay(tombstone)
         finally:
             self._deleting.discard(name)
         return record
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, name: str) -> AsyncIterator[None]:
+        """Wait until the changes of `name` queued before this one have finished, then hold the
+        name's only write turn for the body. A change cancelled while waiting passes its place
+        on only when its predecessor finishes, so turns never overlap."""
+        previous = self._changing.get(name)
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._changing[name] = mine
+
+        def finish(_: object = None) -> None:
+            mine.set_result(None)
+            if self._changing.get(name) is mine:
+                del self._changing[name]
+
+        try:
+            if previous is not None:
+                await asyncio.shield(previous)
+            yield
+        finally:
+            if previous is not None and not previous.done():
+                previous.add_done_callback(finish)
+            else:
+                finish()

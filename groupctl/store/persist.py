@@ -52,7 +52,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 from urllib.parse import quote, unquote
 
 from groupctl.coordinator.records import (
@@ -275,16 +275,22 @@ async def _children_or_empty(store: MetadataStore, path: str) -> list[str]:
         return []
 
 
-async def _scan(store: MetadataStore) -> tuple[list[Record], dict[_Scope, dict[str, _Doc]]]:
-    """Read every topic and group; return replay-ordered records and the documents by scope."""
+def _every_group(group: str) -> bool:
+    return True
+
+
+async def _scan(store: MetadataStore, *, topics: bool = True, wanted_group: Callable[[str], bool] = _every_group
+                ) -> tuple[list[Record], dict[_Scope, dict[str, _Doc]]]:
+    """Read the topics (if `topics`) and the groups `wanted_group` accepts; return replay-ordered
+    records and the documents by scope."""
     limit = asyncio.Semaphore(_LOAD_CONCURRENCY)
 
     async def bounded(read, name):
         async with limit:
             return await read(store, name)
 
-    topics = sorted(decode_name(c) for c in await _children_or_empty(store, TOPICS))
-    groups = sorted(decode_name(c) for c in await _children_or_empty(store, GROUPS))
+    topics = sorted(decode_name(c) for c in await _children_or_empty(store, TOPICS)) if topics else []
+    groups = sorted(g for g in (decode_name(c) for c in await _children_or_empty(store, GROUPS)) if wanted_group(g))
     topic_docs = await asyncio.gather(*(bounded(_read_topic, t) for t in topics))
     group_docs = await asyncio.gather(*(bounded(_read_group, g) for g in groups))
     scopes: dict[_Scope, dict[str, _Doc]] = {}
@@ -459,9 +465,11 @@ class RecordWriter:
     also primes the cache), then `await writer.write(records)` from any task.
     """
 
-    def __init__(self, store: MetadataStore, node_id: int) -> None:
+    def __init__(self, store: MetadataStore, node_id: int,
+                 fence: Optional[Callable[[str], list[Op]]] = None) -> None:
         self.store = store
         self.node_id = node_id
+        self._fence = fence
         self._cache: dict[str, _Doc] = {}
         self._loaded: set[_Scope] = set()
         self._queue: list[_Call] = []
@@ -477,15 +485,24 @@ class RecordWriter:
             except NodeExists:
                 pass
 
-    async def load(self) -> list[Record]:
-        """Read every topic, group document and offset back (replay order) and cache them."""
-        records, scopes = await _scan(self.store)
-        self._cache.clear()
-        self._loaded.clear()
+    async def load(self, *, topics: bool = True, wanted_group: Callable[[str], bool] = _every_group) -> list[Record]:
+        """Read the topics (if `topics`) and the groups `wanted_group` accepts, with their
+        offsets, back from the store (replay order), caching what was read."""
+        records, scopes = await _scan(self.store, topics=topics, wanted_group=wanted_group)
         for scope, docs in scopes.items():
+            self._forget({scope})
             self._cache.update(docs)
             self._loaded.add(scope)
         return records
+
+    def forget(self, belongs: Callable[[str], bool]) -> None:
+        """Drop the cached documents of the groups `belongs` accepts (their partition moved to
+        another node, whose writes this cache would not see); a later write re-reads them."""
+        self._forget({scope for scope in self._loaded if scope[0] == "group" and belongs(scope[1])})
+
+    def forget_topic(self, name: str) -> None:
+        """Drop a topic's cached document (another node may have changed it)."""
+        self._forget({("topic", name)})
 
     async def write(self, records: Iterable[Record]) -> None:
         """Return when `records` are durable (all of them, in one transaction with whatever
@@ -561,7 +578,8 @@ class RecordWriter:
             ops = batch.ops()
             if not ops:
                 return
-            versions = await self.store.transaction(ops)
+            checks = self._fences(scopes)
+            versions = (await self.store.transaction(checks + ops))[len(checks):]
         except BaseException:
             self._forget(scopes)
             raise
@@ -572,6 +590,17 @@ class RecordWriter:
                 self._cache[op.path] = _Doc(-1, None)
             else:
                 self._cache[op.path] = _Doc(version, batch.final[op.path])
+
+    def _fences(self, scopes: set[_Scope]) -> list[Op]:
+        """The leadership checks the groups' writes carry (none for topics, or without a fence)."""
+        if self._fence is None:
+            return []
+        checks: dict[str, Op] = {}
+        for kind, name in sorted(scopes):
+            if kind == "group":
+                for check in self._fence(name):
+                    checks[check.path] = check
+        return list(checks.values())
 
     async def _load_scope(self, scope: _Scope) -> None:
         kind, name = scope

@@ -1,5 +1,5 @@
 """The runtime's guarantees: replies never show state the store has not accepted, a failed write
-makes the node reload from the store, ZooKeeper session loss re-registers the node, and
+makes the node give the group's partition up and reload it from the store, ZooKeeper session loss re-registers the node, and
 shutdown with live clients is quick."""
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class HeldWrites:
 async def started_node(**overrides) -> Node:
     node = Node(node_config(topics=(("t", 1),), **overrides))
     await node.load()
+    await node.join_cluster("127.0.0.1", 9999)
     return node
 
 
@@ -97,6 +98,11 @@ def test_a_failed_write_fails_its_request_and_the_core_reloads_what_the_store_ho
         with pytest.raises(CoordinatorUnavailable):
             await fetch  # it was queued behind the failed write: it must not see 42
         held.fail = False
+        assert not node.serves("g")  # the partition was given up at once and is claimed again
+        for _ in range(100):
+            if node.serves("g"):
+                break
+            await asyncio.sleep(0.05)
         assert await committed(node, "g") == 7  # reloaded from the store, not the failed 42
         await node.close()
 
@@ -130,7 +136,6 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
     async def scenario():
         node = await started_node(zk=zk_connect, zk_session_timeout_s=4.0)
         node.bound_port = 9999
-        await node.register("127.0.0.1", 9999)
         old_session, password = node.store._client.client_id
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, expire, old_session, password)

@@ -1,7 +1,7 @@
 """groupctl.ops.zk and the ZooKeeper side of groupctl.ops.rebalance against a real ZooKeeper:
 stored group documents (written by the coordinator's RecordWriter), the legacy Kafka 0.8
-layout, znode inspection, watching generations, locating the coordinator, and rebalance
-requests."""
+layout, znode inspection, watching generations, and rebalance requests. Locating a group's
+coordinator in the cluster layout is tested in test_ops_cluster.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from groupctl.ops import rebalance
 from groupctl.ops.errors import BadInput, NotFound, Refused, Timeout, Unreachable
 from groupctl.ops.zk import (
     REBALANCE_REQUESTS,
-    coordinator_from_zk,
     watch_documents,
     zk_get,
     zk_ls,
@@ -383,47 +382,6 @@ def test_zk_watch_raises_timeout_when_time_runs_out_first(raw, zk_connect):
 def test_zk_watch_rejects_a_count_or_timeout_that_cannot_be_met(kwargs):
     with pytest.raises(BadInput):
         next(zk_watch("127.0.0.1:1", "orders", **kwargs))
-
-
-# -- coordinator from ZooKeeper ----------------------------------------------------------------
-
-
-def test_coordinator_is_the_registered_node_the_document_names(raw, zk_connect):
-    register(raw, 0, 9092)
-    register(raw, 4, 9096)
-    set_document(raw, "orders", group_document("orders", 1, coordinator=4))
-
-    found = coordinator_from_zk(zk_connect, "orders")
-
-    assert found.to_json() == {"node_id": 4, "host": "127.0.0.1", "port": 9096}
-
-
-def test_without_a_document_the_only_registered_node_coordinates(raw, zk_connect):
-    register(raw, 2, 9094)
-
-    assert coordinator_from_zk(zk_connect, "new-group").node_id == 2
-
-
-def test_a_document_naming_a_node_that_is_gone_falls_back_to_the_only_registered_node(raw, zk_connect):
-    register(raw, 1, 9093)
-    set_document(raw, "orders", group_document("orders", 1, coordinator=0))
-
-    assert coordinator_from_zk(zk_connect, "orders").node_id == 1
-
-
-def test_no_registered_coordinator_is_not_found(raw, zk_connect):
-    raw.ensure_path("/brokers/ids")
-
-    with pytest.raises(NotFound, match="no coordinator is registered"):
-        coordinator_from_zk(zk_connect, "orders")
-
-
-def test_several_nodes_and_no_document_cannot_be_told_apart(raw, zk_connect):
-    register(raw, 0, 9092)
-    register(raw, 1, 9093)
-
-    with pytest.raises(Refused, match="cannot tell"):
-        coordinator_from_zk(zk_connect, "orders")
 
 
 # -- rebalance over ZooKeeper ------------------------------------------------------------------

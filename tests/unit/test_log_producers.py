@@ -19,7 +19,7 @@ from groupctl.log import (
     ProducerStateManager,
 )
 from groupctl.log.batches import BatchHeader
-from groupctl.log.producer_ids import MAX_EPOCH
+from groupctl.log.producer_ids import MAX_EPOCH, MAX_NODE_ID, NODE_BITS
 from groupctl.log.producers import BATCHES_TO_RETAIN, INT32_MAX, last_sequence
 
 PID = 7
@@ -322,12 +322,42 @@ def test_a_later_start_issues_ids_above_every_id_of_an_earlier_run():
 
 
 def test_a_used_up_block_moves_to_the_next_millisecond_even_when_the_clock_has_not():
-    ids = ProducerIdAllocator(block_bits=2)
+    ids = ProducerIdAllocator(sequence_bits=2)
     issued = [ids.allocate(1_000)[0] for _ in range(6)]
-    assert issued == [4000, 4001, 4002, 4003, 4004, 4005]
-    assert ids.allocate(5_000)[0] == 4006  # the block is not used up yet
+    block = 1 << (NODE_BITS + 2)
+    assert issued == [1000 * block, 1000 * block + 1, 1000 * block + 2, 1000 * block + 3, 1001 * block,
+                      1001 * block + 1]
+    assert ids.allocate(5_000)[0] == 1001 * block + 2  # the block is not used up yet
     ids.allocate(5_000)
-    assert ids.allocate(5_000)[0] == 5_000 << 2
+    assert ids.allocate(5_000)[0] == 5_000 * block
+
+
+def test_an_id_is_the_block_millisecond_then_the_node_id_then_the_count():
+    ids = ProducerIdAllocator(node_id=5)
+    assert [ids.allocate(1_000)[0] for _ in range(2)] == [(1_000 << 20) | (5 << 10), (1_000 << 20) | (5 << 10) | 1]
+
+
+def test_allocators_of_different_nodes_never_issue_the_same_id():
+    # Same clock, blocks used up at different rates: the node bits still keep them apart.
+    allocators = [ProducerIdAllocator(node_id=n, sequence_bits=3) for n in (0, 1, 2, MAX_NODE_ID)]
+    issued = [ids.allocate(1_000)[0] for i, ids in enumerate(allocators) for _ in range(50 * (i + 1))]
+    assert len(set(issued)) == len(issued)
+    default = [ProducerIdAllocator(node_id=n) for n in (0, 1)]
+    assert not {default[0].allocate(7)[0] for _ in range(3000)} & {default[1].allocate(7)[0] for _ in range(3000)}
+
+
+@pytest.mark.parametrize("node_id", [-1, MAX_NODE_ID + 1])
+def test_a_node_id_outside_the_id_bits_is_refused(node_id):
+    with pytest.raises(ValueError):
+        ProducerIdAllocator(node_id=node_id)
+
+
+def test_ids_stay_below_two_to_the_63_until_the_year_2248():
+    ids = ProducerIdAllocator(node_id=MAX_NODE_ID)
+    year_2248_ms = (2**43) - 1
+    assert year_2248_ms // (365.25 * 24 * 3600 * 1000) + 1970 >= 2248
+    pid, _ = ids.allocate(year_2248_ms)
+    assert pid < 2**63
 
 
 def test_a_bump_of_the_latest_issued_pair_keeps_the_id_and_increments_the_epoch():

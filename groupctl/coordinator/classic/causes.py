@@ -36,6 +36,8 @@ class Reason(str, Enum):
     SYNC_TIMEOUT = "sync timeout"  # members did not send SyncGroup within the rebalance timeout
     GROUP_MAX_SIZE = "group max size"  # a member was removed because the group is over its size limit
     TRIGGER = "trigger"  # an operator asked for it (`groupctl rebalance trigger`)
+    TOPIC_CHANGE = "topic change"  # a subscribed topic gained partitions
+    COORDINATOR_LOAD = "coordinator load"  # this node took the group over (failover or restart)
 
 
 @dataclass(frozen=True)

@@ -11,29 +11,58 @@ startup or takeover. The core never reads a clock, sleeps, or does I/O.
 
 This module is a facade; the behaviour lives in: state (legality table), group (member and group
 data), rebalance (join/sync phases, sessions), membership (JoinGroup), sync (SyncGroup),
-heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (DESIGN.md §4) and replay.
+heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (DESIGN.md §4), replay, takeover
+(loading and unloading group partitions) and topic_changes.
+
+Placement: every group-scoped operation first asks the injected `Placement` whether this node
+serves the group now; if not, it answers NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS while
+the group's partition is loading) without touching any group, in the same synchronous step, so no
+operation slips in between a partition being given up and its groups leaving the core.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Hashable, Optional
+from typing import Any, Callable, Hashable, Iterable, Optional
 
-from groupctl.coordinator.classic import admin, heartbeat, membership, offsets, rebalance, replay, sync
+from groupctl.coordinator.classic import (
+    admin,
+    heartbeat,
+    membership,
+    offsets,
+    rebalance,
+    replay,
+    sync,
+    takeover,
+    topic_changes,
+)
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.context import Core
 from groupctl.coordinator.classic.document import build_document
 from groupctl.coordinator.classic.messages import (
     CommitOffsets,
+    CommitOffsetsResult,
+    DeletedGroup,
     DeleteOffsets,
+    DeleteOffsetsResult,
     FetchOffsets,
+    FetchOffsetsResult,
+    GroupDescription,
     Heartbeat,
+    HeartbeatResult,
     JoinGroup,
+    JoinGroupResult,
     LeaveGroup,
+    LeaveGroupResult,
+    PartitionError,
     SyncGroup,
+    SyncGroupResult,
     TriggerRebalance,
+    TriggerRebalanceResult,
 )
 from groupctl.coordinator.classic.state import GroupState
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.placement import Placement
 from groupctl.coordinator.records import Record
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import Timer
@@ -49,39 +78,63 @@ class GroupCoordinator:
         config: GroupConfig = GroupConfig(),
         node_id: int = 0,
         new_uuid: Callable[[], str] = lambda: str(uuid.uuid4()),
+        placement: Optional[Placement] = None,
     ) -> None:
         self._core = Core(timer=timer, config=config, node_id=node_id, new_uuid=new_uuid)
+        self.placement = placement if placement is not None else Placement.everything()
 
     # --- member APIs -------------------------------------------------------------------------
 
     def join_group(self, token: Hashable, req: JoinGroup, now_ms: int) -> Result:
         """Reply: JoinGroupResult (possibly parked until the join phase completes)."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, JoinGroupResult(error, member_id=req.member_id))
         return membership.join_group(self._core, token, req, now_ms)
 
     def sync_group(self, token: Hashable, req: SyncGroup, now_ms: int) -> Result:
         """Reply: SyncGroupResult (a follower's is parked until the leader's SyncGroup)."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, SyncGroupResult(error))
         return sync.sync_group(self._core, token, req, now_ms)
 
     def heartbeat(self, token: Hashable, req: Heartbeat, now_ms: int) -> Result:
         """Reply: HeartbeatResult."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, HeartbeatResult(error))
         return heartbeat.heartbeat(self._core, token, req, now_ms)
 
     def leave_group(self, token: Hashable, req: LeaveGroup, now_ms: int) -> Result:
         """Reply: LeaveGroupResult (per-member errors; top-level error only for an unknown group)."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, LeaveGroupResult(error))
         return heartbeat.leave_group(self._core, token, req, now_ms)
 
     # --- offsets -----------------------------------------------------------------------------
 
     def commit_offsets(self, token: Hashable, req: CommitOffsets, now_ms: int) -> Result:
         """Reply: CommitOffsetsResult; records: one OffsetCommitRecord per accepted partition."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, CommitOffsetsResult(
+                tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
         return offsets.commit_offsets(self._core, token, req, now_ms)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         """Reply: FetchOffsetsResult."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, FetchOffsetsResult(error))
         return offsets.fetch_offsets(self._core, token, req, now_ms)
 
     def delete_offsets(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
         """Reply: DeleteOffsetsResult; records: OffsetTombstones."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, DeleteOffsetsResult(error))
         return offsets.delete_offsets(self._core, token, req, now_ms)
 
     def delete_topic_offsets(self, topics: tuple[str, ...], now_ms: int) -> Result:
@@ -95,17 +148,31 @@ class GroupCoordinator:
         return admin.list_groups(self._core, token, req, now_ms)
 
     def describe_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
-        """Reply: tuple[GroupDescription, ...] (unknown group: state "Dead", error NONE)."""
-        return admin.describe_groups(self._core, token, req, now_ms)
+        """Reply: tuple[GroupDescription, ...] (unknown group: state "Dead", error NONE; a group
+        this node does not serve: its placement error)."""
+        served = tuple(g for g in req if not self.placement.error(g))
+        described = iter(admin.describe_groups(self._core, token, served, now_ms).replies.pop().response)
+        return Result().reply(token, tuple(
+            GroupDescription(g, self.placement.error(g)) if self.placement.error(g) else next(described)
+            for g in req))
 
     def delete_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
-        """Reply: tuple[DeletedGroup, ...]; records: a GroupTombstone per deleted group."""
-        return admin.delete_groups(self._core, token, req, now_ms)
+        """Reply: tuple[DeletedGroup, ...]; records: a GroupTombstone per deleted group (a group
+        this node does not serve: its placement error)."""
+        served = tuple(g for g in req if not self.placement.error(g))
+        out = admin.delete_groups(self._core, token, served, now_ms)
+        deleted = iter(out.replies.pop().response)
+        return out.reply(token, tuple(
+            DeletedGroup(g, self.placement.error(g)) if self.placement.error(g) else next(deleted)
+            for g in req))
 
     def trigger_rebalance(self, token: Hashable, req: str | TriggerRebalance, now_ms: int) -> Result:
         """Start the group's next rebalance (reason "trigger"). Reply for a bare group id:
         ErrorCode (NONE, or GROUP_ID_NOT_FOUND); for a TriggerRebalance: TriggerRebalanceResult
         (the same error, the group's state, and whether a join phase was started)."""
+        error = self.placement.error(req.group_id if isinstance(req, TriggerRebalance) else req)
+        if error:
+            return Result().reply(token, TriggerRebalanceResult(error) if isinstance(req, TriggerRebalance) else error)
         return admin.trigger_rebalance(self._core, token, req, now_ms)
 
     # --- persistence -------------------------------------------------------------------------
@@ -116,6 +183,20 @@ class GroupCoordinator:
         loaded = replay.apply_record(self._core, record)
         if loaded is not None:
             rebalance.arm_loaded_group(self._core, loaded)
+
+    def load(self, records: Iterable[Record], now_ms: int, detail: str) -> Result:
+        """Take over the groups in `records` (a partition's, in replay order): replay them and
+        start the takeover rebalance of the groups with members (see `takeover`)."""
+        return takeover.load(self._core, records, now_ms, detail)
+
+    def unload(self, belongs: Callable[[str], bool]) -> Result:
+        """Give up every group for which `belongs(group_id)` holds; parked requests are answered
+        NOT_COORDINATOR. No records: the store keeps the groups for the next coordinator."""
+        return takeover.unload(self._core, belongs)
+
+    def topics_changed(self, topics: frozenset[str], now_ms: int, detail: str) -> Result:
+        """Rebalance the settled groups subscribed to any of `topics` (reason "topic change")."""
+        return topic_changes.topics_changed(self._core, topics, now_ms, detail)
 
     def group_document(self, group_id: str) -> Optional[dict[str, Any]]:
         """The DESIGN.md §4 document of the group's current state (None if there is no group);

@@ -3,6 +3,7 @@
 
 from groupctl.server.handlers import (  # noqa: F401
     api_versions,
+    create_partitions,
     create_topics,
     delete_groups,
     delete_topics,

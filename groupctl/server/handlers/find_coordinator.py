@@ -4,8 +4,11 @@ Version notes: v1 adds key_type and error messages; v3 is flexible; v4 batches k
 (`coordinator_keys`) and answers one entry per key; v5/v6 change only error semantics
 (v6: share-group keys, which are not served).
 
-Semantics: this node coordinates every group it is asked about (one node, every group
-partition). Transaction coordinators (key_type 1) and share groups (key_type 2) are not
+Semantics: any node answers with the live leader of the group's partition (see
+`groupctl.server.election`), itself included even while it is still loading the partition (the
+client then hears COORDINATOR_LOAD_IN_PROGRESS from it and retries). A partition without a live
+leader (its node died and the election has not finished) is COORDINATOR_NOT_AVAILABLE, which
+clients retry. Transaction coordinators (key_type 1) and share groups (key_type 2) are not
 implemented: COORDINATOR_NOT_AVAILABLE, as a cluster without them answers. An empty group id
 gets INVALID_GROUP_ID, as in Kafka.
 """
@@ -22,8 +25,12 @@ def _locate(ctx, key, key_type):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "only group coordinators are served", -1, "", -1
     if not key:
         return ErrorCode.INVALID_GROUP_ID, "group id is empty", -1, "", -1
-    host, port = ctx.node.advertised()
-    return ErrorCode.NONE, None, ctx.node.config.node_id, host, port
+    coordinator = ctx.node.coordinator_of(key)
+    if coordinator is None:
+        return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                f"group partition {ctx.node.placement.partition_of(key)} has no live leader yet", -1, "", -1)
+    node_id, (host, port) = coordinator
+    return ErrorCode.NONE, None, node_id, host, port
 
 
 @api(key=10, versions=(0, 6))

@@ -13,7 +13,10 @@ Answers:
 - GROUP_ID_NOT_FOUND and a null document when the store holds no document for the group: it
   does not exist, or it has not completed its first rebalance yet (a group whose first members
   are still joining has no document);
-- COORDINATOR_NOT_AVAILABLE and a null document when the store cannot be read.
+- COORDINATOR_NOT_AVAILABLE and a null document when the store cannot be read;
+- NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this node does not coordinate the group
+  (only the coordinator's writes wake a long poll); a poll whose group moves away meanwhile
+  answers at once with the stored document, and the next one is told NOT_COORDINATOR.
 
 Long-polling: with `after_generation` >= 0 and `max_wait_ms` > 0 the answer waits until the
 stored generation is greater than `after_generation` (a rebalance completed), the group is
@@ -41,6 +44,9 @@ MAX_WAIT_MS = 30_000
 
 @api(key=DESCRIBE_GROUP_KEY, versions=(0, 0))
 async def handle_groupctl_describe_group(ctx: RequestContext, request: Any) -> Any:
+    placement_error = ctx.node.placement.error(request.group_id)
+    if placement_error:
+        return ctx.respond(throttle_time_ms=0, error_code=int(placement_error), document=None)
     wait_ms = min(request.max_wait_ms, MAX_WAIT_MS) if request.after_generation >= 0 else 0
     try:
         document = await ctx.node.wait_for_document(request.group_id, request.after_generation,

@@ -5,8 +5,11 @@ v2 cluster id; v4 allow_auto_topic_creation; v7 leader epochs; v8 authorized ope
 v10 topic ids (request topics may be named by id from v10; names nullable from v12); v13 adds a
 top-level error code.
 
-Semantics: brokers list this node at its advertised address; leader epoch is always -1 (there
-are no leader epochs, which also keeps clients from sending OffsetForLeaderEpoch). A named topic
+Semantics: brokers are the live nodes (`/brokers/ids`) at their advertised addresses, the
+controller the lowest live node id. A partition is led by its first replica; while that node is
+down the partition has no leader (LEADER_NOT_AVAILABLE, leader -1): partition logs are not
+replicated. Leader epoch is always -1 (there are no leader epochs, which also keeps clients from
+sending OffsetForLeaderEpoch). A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
 for older versions, as Kafka does), with the node's default partition count. Concurrent
 requests that auto-create one name share one creation: the first writes the topic, the others
@@ -30,19 +33,23 @@ def _requested(ctx, request):
     return [(t.name, getattr(t, "topic_id", None)) for t in request.topics]
 
 
-def _topic_entry(ctx, record):
+def _topic_entry(ctx, record, live):
     cls = ctx.response_class.MetadataResponseTopic
     partition = cls.MetadataResponsePartition
+
+    def entry(p, nodes):
+        up = [n for n in nodes if n in live]
+        leader = nodes[0] if nodes and nodes[0] in live else -1
+        return partition(error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE, partition_index=p,
+                         leader_id=leader, leader_epoch=-1, replica_nodes=list(nodes), isr_nodes=up,
+                         offline_replicas=[n for n in nodes if n not in live])
+
     return cls(
         error_code=0,
         name=record.name,
         topic_id=uuid.UUID(record.topic_id),
         is_internal=False,
-        partitions=[
-            partition(error_code=0, partition_index=p, leader_id=nodes[0], leader_epoch=-1,
-                      replica_nodes=list(nodes), isr_nodes=list(nodes), offline_replicas=[])
-            for p, nodes in sorted(record.replicas.items())
-        ],
+        partitions=[entry(p, nodes) for p, nodes in sorted(record.replicas.items())],
     )
 
 
@@ -55,16 +62,17 @@ def _error_entry(ctx, name, topic_id, code):
 @api(key=3, versions=(0, 13))
 async def handle_metadata(ctx, request):
     node = ctx.node
+    live = node.live_brokers()
     requested = _requested(ctx, request)
     allow_create = node.config.auto_create_topics and (ctx.version < 4 or request.allow_auto_topic_creation)
     if requested is None:
-        topics = [_topic_entry(ctx, record) for record in node.topics.all()]
+        topics = [_topic_entry(ctx, record, live) for record in node.topics.all()]
     else:
         topics = []
         for name, topic_id in requested:
             if name is None and topic_id is not None and topic_id != ZERO_UUID:
                 record = node.topics.by_id(str(topic_id))
-                topics.append(_topic_entry(ctx, record) if record else
+                topics.append(_topic_entry(ctx, record, live) if record else
                               _error_entry(ctx, None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
                 continue
             record = node.topics.get(name)
@@ -77,15 +85,14 @@ async def handle_metadata(ctx, request):
                 except TopicError as exc:
                     topics.append(_error_entry(ctx, name, None, exc.code))
                     continue
-            topics.append(_topic_entry(ctx, record) if record else
+            topics.append(_topic_entry(ctx, record, live) if record else
                           _error_entry(ctx, name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-    host, port = node.advertised()
     broker = ctx.response_class.MetadataResponseBroker
     return ctx.respond(
         throttle_time_ms=0,
-        brokers=[broker(node_id=node.config.node_id, host=host, port=port, rack=None)],
+        brokers=[broker(node_id=n, host=host, port=port, rack=None) for n, (host, port) in sorted(live.items())],
         cluster_id=node.config.cluster_id,
-        controller_id=node.config.node_id,
+        controller_id=min(live),
         topics=topics,
         error_code=0,
     )

@@ -1,0 +1,78 @@
+"""Group placement: which group partition a group belongs to, and whether this node serves it.
+
+A cluster splits groups over a fixed number of group partitions (default 50, like Kafka's
+`__consumer_offsets`), by Kafka's own rule: `Utils.abs(groupId.hashCode()) % partitions`, with
+Java's `String.hashCode` over UTF-16 code units. So a group lands on the same partition number
+as it would in Apache Kafka with the same partition count. Each partition has one leader node,
+elected through the metadata store (`groupctl.server.election`); the leader coordinates every
+group of the partition.
+
+`Placement` is what the sans-IO core asks before it touches a group: a pure view of this node's
+partitions, changed only by the runtime on the event loop (the core never sees a half-changed
+view, because the core runs synchronously between the runtime's changes).
+
+Invariants:
+- A partition is in at most one of `loading` and `serving`.
+- The core holds groups only of partitions in `loading` or `serving`: the runtime loads a
+  partition's groups while it is `loading` and removes them when it leaves both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from groupctl.coordinator.errors import ErrorCode
+
+DEFAULT_GROUP_PARTITIONS = 50
+MAX_GROUP_PARTITIONS = 10_000
+
+
+def java_string_hash(text: str) -> int:
+    """Java's `String.hashCode()`: a signed 32-bit hash over UTF-16 code units."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+@lru_cache(maxsize=1 << 14)
+def group_partition(group_id: str, partitions: int = DEFAULT_GROUP_PARTITIONS) -> int:
+    """The group partition of `group_id`: Kafka's `Utils.abs(hashCode) % partitions`
+    (`Utils.abs` maps Integer.MIN_VALUE to 0, where Java's `Math.abs` would stay negative)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+@dataclass
+class Placement:
+    """The group partitions this node leads: `serving` answers requests, `loading` answers
+    COORDINATOR_LOAD_IN_PROGRESS while the partition's groups are read from the store, and any
+    other partition answers NOT_COORDINATOR."""
+
+    partitions: int = DEFAULT_GROUP_PARTITIONS
+    serving: set[int] = field(default_factory=set)
+    loading: set[int] = field(default_factory=set)
+
+    def partition_of(self, group_id: str) -> int:
+        return group_partition(group_id, self.partitions)
+
+    def error(self, group_id: str) -> ErrorCode:
+        """NONE when this node serves `group_id` now, else the error to answer for it."""
+        partition = group_partition(group_id, self.partitions)
+        if partition in self.serving:
+            return ErrorCode.NONE
+        if partition in self.loading:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NOT_COORDINATOR
+
+    def owns(self, group_id: str) -> bool:
+        """True when the group's partition is loading or serving here (the core may hold it)."""
+        partition = group_partition(group_id, self.partitions)
+        return partition in self.serving or partition in self.loading
+
+    @classmethod
+    def everything(cls, partitions: int = DEFAULT_GROUP_PARTITIONS) -> "Placement":
+        """A node that serves every partition (a single node, and the core's unit tests)."""
+        return cls(partitions, serving=set(range(partitions)))

@@ -1,0 +1,154 @@
+"""The coordinator cluster as ZooKeeper shows it (`groupctl coordinator status`).
+
+Reads the cluster layout (README "ZooKeeper layout"): the live nodes (`/brokers/ids`), the group
+partition count (`/coordinators/config`, 50 when absent), each partition's current leader
+(`/coordinators/partitions/<p>/leader`), and every group document (`/groups/<group>`), and
+reports per node which partitions it leads and the load they carry: the groups that hash to
+those partitions (`groupctl.coordinator.placement.group_partition`, as the nodes place them)
+and the members of those groups.
+
+Invariants:
+- One ZooKeeper session, read-only. Reads that do not depend on each other are pipelined
+  (`ZkSession.get_many`): a cluster with thousands of groups costs a few round trips per
+  `GET_WINDOW` groups, not one per group.
+- The view is not a snapshot: znodes are read one after another while the cluster runs, so a
+  leader or group that changes meanwhile may be seen before or after its change. A group
+  deleted after it was listed is left out.
+- A node is listed when it is registered or leads a partition; one that leads without a
+  registration (its session is ending) has `registered` false and no address.
+- A group counts the members its document lists (the last completed rebalance); a znode under
+  `/groups` that is not a JSON object counts as a group without members.
+
+JSON keys (`ClusterStatus.to_json`), a contract:
+```
+{"group_partitions": 50, "groups": 3, "members": 4,
+ "nodes": [{"node_id", "host", "port", "started_at_ms", "registered",
+            "partitions": [0, 1, ...], "groups", "members"}],
+ "leaderless_partitions": [7, ...],
+ "partitions": [{"partition", "leader", "epoch", "groups", "members"}]}
+```
+`nodes` is sorted by node id, `partitions` by partition; `leader` and `epoch` are null for a
+partition without a leader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from groupctl.coordinator.placement import group_partition
+from groupctl.ops.zk import (
+    DEFAULT_TIMEOUT_S,
+    BrokerRegistration,
+    PartitionLeader,
+    ZkSession,
+    group_partitions,
+    leader_path,
+    parse_leader,
+    registered_brokers,
+)
+from groupctl.store.persist import GROUPS, decode_name
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    """One group partition: its leader (None: none now) and the groups placed on it."""
+
+    partition: int
+    leader: Optional[int]
+    epoch: Optional[int]
+    groups: int
+    members: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "leader": self.leader, "epoch": self.epoch,
+                "groups": self.groups, "members": self.members}
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """A node and the load of the partitions it leads."""
+
+    node_id: int
+    host: Optional[str]  # None when the node leads partitions but is not registered
+    port: Optional[int]
+    started_at_ms: Optional[int]
+    registered: bool
+    partitions: tuple[int, ...]  # the group partitions it leads, ascending
+    groups: int
+    members: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "host": self.host, "port": self.port,
+                "started_at_ms": self.started_at_ms, "registered": self.registered,
+                "partitions": list(self.partitions), "groups": self.groups, "members": self.members}
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    group_partitions: int
+    nodes: tuple[NodeStatus, ...]
+    partitions: tuple[PartitionStatus, ...]
+
+    @property
+    def leaderless(self) -> tuple[int, ...]:
+        """The partitions without a leader now: their groups have no coordinator."""
+        return tuple(p.partition for p in self.partitions if p.leader is None)
+
+    @property
+    def groups(self) -> int:
+        return sum(p.groups for p in self.partitions)
+
+    @property
+    def members(self) -> int:
+        return sum(p.members for p in self.partitions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group_partitions": self.group_partitions, "groups": self.groups, "members": self.members,
+                "nodes": [n.to_json() for n in self.nodes],
+                "leaderless_partitions": list(self.leaderless),
+                "partitions": [p.to_json() for p in self.partitions]}
+
+
+def cluster_status(connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ClusterStatus:
+    """Nodes, partition leaders and the load on each (see the module docstring)."""
+    with ZkSession(connect, timeout_s=timeout_s) as session:
+        count = group_partitions(session)
+        brokers = registered_brokers(session)
+        leader_nodes = session.get_many([leader_path(p) for p in range(count)])
+        leaders = {p: parse_leader(p, node) for p, node in enumerate(leader_nodes) if node is not None}
+        components = session.children(GROUPS) or []
+        documents = session.get_many([f"{GROUPS}/{c}" for c in components])
+    load = {p: [0, 0] for p in range(count)}  # partition -> [groups, members]
+    for component, node in zip(components, documents):
+        if node is None:
+            continue  # deleted since listed
+        document = node.document
+        members = document.get("members") if isinstance(document, dict) else None
+        tally = load[group_partition(decode_name(component), count)]
+        tally[0] += 1
+        tally[1] += len(members) if isinstance(members, list) else 0
+    partitions = tuple(
+        PartitionStatus(p, leaders[p].node_id if p in leaders else None, leaders[p].epoch if p in leaders else None,
+                        groups, members)
+        for p, (groups, members) in load.items())
+    return ClusterStatus(count, _nodes(brokers, leaders, partitions), partitions)
+
+
+def _nodes(brokers: dict[int, BrokerRegistration], leaders: dict[int, PartitionLeader],
+           partitions: tuple[PartitionStatus, ...]) -> tuple[NodeStatus, ...]:
+    nodes = []
+    for node_id in sorted(brokers.keys() | {leader.node_id for leader in leaders.values()}):
+        led = [p for p in partitions if p.leader == node_id]
+        broker = brokers.get(node_id)
+        nodes.append(NodeStatus(
+            node_id=node_id,
+            host=broker.host if broker else None,
+            port=broker.port if broker else None,
+            started_at_ms=broker.started_at_ms if broker else None,
+            registered=broker is not None,
+            partitions=tuple(p.partition for p in led),
+            groups=sum(p.groups for p in led),
+            members=sum(p.members for p in led),
+        ))
+    return tuple(nodes)

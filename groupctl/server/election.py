@@ -1,0 +1,397 @@
+"""Group-partition leadership through the metadata store: which node coordinates which groups.
+
+Layout (under the chroot; DESIGN.md §4 leaves `/coordinators` to us):
+```
+/coordinators/config                  {"version":1,"group_partitions":N}   written once, by the first node
+/coordinators/partitions/<p>          {"version":1,"epoch":E,"node_id":N,"elected_at_ms":T}  the last election
+/coordinators/partitions/<p>/leader   ephemeral {"node_id":N,"epoch":E}    present while N leads p
+```
+
+Election. A partition without a leader znode is claimed by its preferred node: among the live
+nodes (`/brokers/ids`), the one with the highest rendezvous hash of (partition, node id). Every
+node computes the same answer from the same view, and a node's death moves only its own
+partitions. A claim is one transaction: set the partition znode at the version read (epoch + 1)
+and create the ephemeral leader znode, so of racing claimants exactly one wins. If the preferred
+node has not claimed an orphaned partition within CLAIM_GRACE_S (it may be stalled while its
+session lives on), any live node claims it.
+
+Fencing. The leader remembers the partition znode's version its claim produced. Every write of
+a group's state carries `CheckVersion(partition znode, that version)` and `CheckVersion(leader
+znode, 0)` (see `fence`): the first fails once anyone else has claimed the partition since, the
+second once this node's session (and so its ephemeral znode) is gone. So a node that was paused
+or cut off can never overwrite a newer leader's documents or offsets, even before it notices.
+
+Stepping down, at once and without writing anything:
+- on session loss (every partition);
+- when the leader znode of a partition this node leads is deleted or names another epoch;
+- after an event-loop stall longer than half the session timeout (SIGSTOP, swapping): the
+  session may have expired meanwhile, and requests must not be served on that assumption before
+  ZooKeeper says so. The check is a plain loop callback, which runs before any request read in
+  the same wake-up is handled. The node then deletes its leader znodes (if its session still
+  holds them) and claims afresh.
+- when handing a partition back to its preferred node, once that node has been live for
+  `handback_delay_s` (a restarted node gets its share back, like Kafka's preferred leader
+  election). The runtime first lets the partition's pending writes finish.
+
+Deliberate differences from Apache Kafka: leadership lives in ZooKeeper znodes rather than in
+`__consumer_offsets` partition leadership, and the partition log is not replicated (a group
+partition moves with its leader; its state is in the store, so nothing is lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Optional
+
+from groupctl.coordinator.placement import MAX_GROUP_PARTITIONS, group_partition
+from groupctl.store.base import (
+    BadVersion,
+    CheckVersion,
+    Create,
+    MetadataStore,
+    Node,
+    NodeExists,
+    NoNode,
+    Op,
+    SetData,
+    StoreError,
+)
+from groupctl.store.persist import BROKER_IDS, encode_document
+
+log = logging.getLogger("groupctl.election")
+
+COORDINATORS = "/coordinators"
+CONFIG = "/coordinators/config"
+PARTITIONS = "/coordinators/partitions"
+CLAIM_GRACE_S = 2.0
+TICK_S = 0.2
+LAYOUT_VERSION = 1
+
+
+def partition_path(partition: int) -> str:
+    return f"{PARTITIONS}/{partition}"
+
+
+def leader_path(partition: int) -> str:
+    return f"{PARTITIONS}/{partition}/leader"
+
+
+def preferred_node(partition: int, live: list[int] | set[int]) -> Optional[int]:
+    """The live node with the highest rendezvous hash for `partition` (None: nobody is live)."""
+    def weight(node_id: int) -> bytes:
+        return hashlib.blake2b(f"{partition}:{node_id}".encode(), digest_size=8).digest()
+
+    return max(live, key=weight, default=None)
+
+
+class NotLeader(StoreError):
+    """A write for a group whose partition this node does not lead (any more)."""
+
+
+@dataclass(frozen=True)
+class Leadership:
+    node_id: int
+    epoch: int
+
+
+def _decode(data: bytes) -> Optional[dict]:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class Election:
+    """This node's part in electing group-partition leaders; see the module docstring.
+
+    `on_gained(partitions)` and `on_lost(partitions)` are called on the event loop, `on_lost`
+    synchronously at the moment this node stops leading; `settle()` is awaited before a
+    partition is handed back (the runtime's pending writes finish under the old fence).
+    """
+
+    def __init__(self, store: MetadataStore, node_id: int, *, partitions: int, session_timeout_s: float,
+                 handback_delay_s: float, now_ms: Callable[[], int],
+                 on_gained: Callable[[set[int]], None], on_lost: Callable[[set[int]], None],
+                 settle: Callable[[], Awaitable[None]]) -> None:
+        self.store = store
+        self.node_id = node_id
+        self.partitions = partitions
+        self.brokers: dict[int, dict] = {}  # live node id -> its registration document
+        self.leaders: dict[int, Leadership] = {}  # partition -> its leader, per the leader znodes
+        self._session_timeout_s = session_timeout_s
+        self._handback_delay_s = handback_delay_s
+        self._now_ms = now_ms
+        self._on_gained = on_gained
+        self._on_lost = on_lost
+        self._settle = settle
+        self._fences: dict[int, tuple[int, int]] = {}  # partition -> (partition znode version, epoch)
+        self._live_since: dict[int, float] = {}  # node id -> monotonic time first seen live
+        self._unled_since: dict[int, float] = {}
+        # Partitions whose leader watch has not delivered its first state yet: nothing is claimed
+        # before every one has (a first "no leader" arriving after our claim would read as a loss).
+        self._unprimed: set[int] = set()
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._dirty = False
+        self._reconciling: Optional[asyncio.Task] = None
+        self._wakeup: Optional[asyncio.TimerHandle] = None
+        self._tick: Optional[asyncio.TimerHandle] = None
+        self._last_tick = time.monotonic()
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Agree on the partition count, then watch the live nodes and every partition's leader."""
+        for path in (COORDINATORS, PARTITIONS):
+            try:
+                await self.store.create(path, make_parents=True)
+            except NodeExists:
+                pass
+        self.partitions = await self._agree_on_partitions()
+        self._unprimed = set(range(self.partitions))
+        self._unsubscribe.append(self.store.watch_children(BROKER_IDS, self._on_brokers))
+        for partition in range(self.partitions):
+            self._unsubscribe.append(self.store.watch(
+                leader_path(partition), lambda node, p=partition: self._on_leader(p, node)))
+        on_session_lost = getattr(self.store, "on_session_lost", None)
+        if on_session_lost is not None:
+            self._unsubscribe.append(on_session_lost(self._session_lost))
+        self._schedule_tick()
+
+    async def _agree_on_partitions(self) -> int:
+        document = {"version": LAYOUT_VERSION, "group_partitions": self.partitions}
+        try:
+            await self.store.create(CONFIG, encode_document(document))
+            return self.partitions
+        except NodeExists:
+            pass
+        node = await self.store.get(CONFIG)
+        stored = _decode(node.data).get("group_partitions") if node is not None and _decode(node.data) else None
+        if not isinstance(stored, int) or not 1 <= stored <= MAX_GROUP_PARTITIONS:
+            raise StoreError(f"{CONFIG}: no valid group_partitions in {node.data if node else None!r}")
+        if stored != self.partitions:
+            log.warning("the cluster has %d group partitions (%s); ignoring --group-partitions %d",
+                        stored, CONFIG, self.partitions)
+        return stored
+
+    async def close(self) -> None:
+        """Stop taking part (the store's close ends the session and so our leadership)."""
+        self._closed = True
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        for handle in (self._wakeup, self._tick):
+            if handle is not None:
+                handle.cancel()
+        if self._reconciling is not None:
+            self._reconciling.cancel()
+            await asyncio.gather(self._reconciling, return_exceptions=True)
+
+    # -- what the rest of the node asks ------------------------------------------------------
+
+    def partition_of(self, group_id: str) -> int:
+        return group_partition(group_id, self.partitions)
+
+    def leader_of(self, group_id: str) -> Optional[int]:
+        """The node leading the group's partition, if it is live (None: election pending)."""
+        leader = self.leaders.get(self.partition_of(group_id))
+        return leader.node_id if leader is not None and leader.node_id in self.brokers else None
+
+    def led(self) -> set[int]:
+        return set(self._fences)
+
+    def fence(self, group_id: str) -> list[Op]:
+        """The checks a write of the group's state must carry (NotLeader if we do not lead it)."""
+        partition = self.partition_of(group_id)
+        held = self._fences.get(partition)
+        if held is None:
+            raise NotLeader(f"node {self.node_id} does not lead group partition {partition}")
+        return [CheckVersion(partition_path(partition), held[0]), CheckVersion(leader_path(partition), 0)]
+
+    # -- watches -----------------------------------------------------------------------------
+
+    def _on_brokers(self, children: list[str]) -> None:
+        ids = {int(c) for c in children if c.lstrip("-").isdigit()}
+        now = time.monotonic()
+        for gone in set(self.brokers) - ids:
+            del self.brokers[gone]
+            self._live_since.pop(gone, None)
+        for new in ids - set(self.brokers):
+            self._live_since.setdefault(new, now)
+            self.brokers[new] = {}
+            asyncio.get_running_loop().create_task(self._read_broker(new))
+        self._poke()
+
+    async def _read_broker(self, node_id: int) -> None:
+        try:
+            node = await self.store.get(f"{BROKER_IDS}/{node_id}")
+        except StoreError as exc:
+            log.warning("cannot read the registration of node %d: %s", node_id, exc)
+            return
+        if node is not None and node_id in self.brokers:
+            self.brokers[node_id] = _decode(node.data) or {}
+
+    def _on_leader(self, partition: int, node: Optional[Node]) -> None:
+        self._unprimed.discard(partition)
+        document = _decode(node.data) if node is not None else None
+        if document is None or not isinstance(document.get("node_id"), int):
+            self.leaders.pop(partition, None)
+            self._unled_since.setdefault(partition, time.monotonic())
+        else:
+            self.leaders[partition] = Leadership(document["node_id"], int(document.get("epoch", 0)))
+            self._unled_since.pop(partition, None)
+        held = self._fences.get(partition)
+        leader = self.leaders.get(partition)
+        if held is not None and (leader is None or leader != Leadership(self.node_id, held[1])):
+            log.warning("lost group partition %d (leader now %s)", partition, leader)
+            self._lose({partition})
+        self._poke()
+
+    def _session_lost(self) -> None:
+        if self._fences:
+            log.warning("ZooKeeper session lost: stepping down from %d group partition(s)", len(self._fences))
+            self._lose(set(self._fences))
+        self.leaders = {p: l for p, l in self.leaders.items() if l.node_id != self.node_id}
+
+    def abdicate(self, partitions: set[int]) -> None:
+        """Stop leading `partitions` now and release them, so that they are claimed again under a
+        new epoch (the runtime calls this when a write failed: the store, not the core, is right)."""
+        held = partitions & set(self._fences)
+        if held:
+            self._lose(held)
+            asyncio.get_running_loop().create_task(self._release(held))
+
+    def _lose(self, partitions: set[int]) -> None:
+        for partition in partitions:
+            self._fences.pop(partition, None)
+        self._on_lost(partitions)
+
+    # -- stall detection ---------------------------------------------------------------------
+
+    def _schedule_tick(self) -> None:
+        self._last_tick = time.monotonic()
+        self._tick = asyncio.get_running_loop().call_later(TICK_S, self._on_tick)
+
+    def _on_tick(self) -> None:
+        stalled = time.monotonic() - self._last_tick - TICK_S
+        if stalled > max(1.0, self._session_timeout_s / 2) and self._fences:
+            log.warning("the event loop stalled for %.1fs: stepping down from %d group partition(s) "
+                        "until ZooKeeper confirms the session", stalled, len(self._fences))
+            stale = set(self._fences)
+            self._lose(stale)
+            asyncio.get_running_loop().create_task(self._release(stale))
+        if not self._closed:
+            self._schedule_tick()
+
+    async def _release(self, partitions: set[int]) -> None:
+        """Delete our leader znodes of `partitions` if our session still holds them, so that the
+        preferred node (maybe us again) claims them with a new epoch."""
+        for partition in partitions:
+            leader = self.leaders.get(partition)
+            if leader is None or leader.node_id != self.node_id:
+                continue
+            try:
+                await self.store.delete_if_version(leader_path(partition), 0)
+            except (NoNode, BadVersion):
+                pass
+            except StoreError as exc:
+                log.warning("could not release group partition %d: %s", partition, exc)
+
+    # -- reconciling -------------------------------------------------------------------------
+
+    def _poke(self) -> None:
+        if self._closed:
+            return
+        self._dirty = True
+        if self._reconciling is None or self._reconciling.done():
+            self._reconciling = asyncio.get_running_loop().create_task(self._reconcile())
+
+    def _wake_in(self, seconds: float) -> None:
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+        self._wakeup = asyncio.get_running_loop().call_later(max(seconds, 0.05), self._poke)
+
+    async def _reconcile(self) -> None:
+        while self._dirty and not self._closed:
+            self._dirty = False
+            try:
+                await self._reconcile_once()
+            except StoreError as exc:
+                log.warning("group partition election: %s; retrying", exc)
+                self._wake_in(0.5)
+
+    async def _reconcile_once(self) -> None:
+        live = set(self.brokers)
+        if self.node_id not in live or self._unprimed:
+            return  # not registered (yet, or again after a session loss), or still learning who leads
+        now = time.monotonic()
+        next_check: Optional[float] = None
+        claims = []
+        for partition in range(self.partitions):
+            if partition in self.leaders and self.leaders[partition].node_id in live:
+                continue
+            preferred = preferred_node(partition, live)
+            waited = now - self._unled_since.setdefault(partition, now)
+            if preferred == self.node_id or waited >= CLAIM_GRACE_S:
+                claims.append(partition)
+            else:
+                next_check = min(next_check or CLAIM_GRACE_S, CLAIM_GRACE_S - waited)
+        if claims:
+            await self._claim(claims)
+        handback = set()
+        for partition in list(self._fences):
+            preferred = preferred_node(partition, live)
+            if preferred == self.node_id:
+                continue
+            waited = now - self._live_since.get(preferred, now)
+            if waited >= self._handback_delay_s:
+                handback.add(partition)
+            else:
+                next_check = min(next_check or self._handback_delay_s, self._handback_delay_s - waited)
+        if handback:
+            await self._hand_back(handback, live)
+        if next_check is not None:
+            self._wake_in(next_check)
+
+    async def _claim(self, partitions: list[int]) -> None:
+        results = await asyncio.gather(*(self._claim_one(p) for p in partitions), return_exceptions=True)
+        gained = set()
+        for partition, result in zip(partitions, results):
+            if isinstance(result, BaseException):
+                if not isinstance(result, (NodeExists, BadVersion, NoNode)):
+                    log.warning("claiming group partition %d failed: %s", partition, result)
+                continue
+            self._fences[partition] = result
+            self.leaders[partition] = Leadership(self.node_id, result[1])
+            self._unled_since.pop(partition, None)
+            gained.add(partition)
+        if gained:
+            log.info("node %d now leads %d more group partition(s): %s", self.node_id, len(gained),
+                     sorted(gained))
+            self._on_gained(gained)
+
+    async def _claim_one(self, partition: int) -> tuple[int, int]:
+        """Win the partition or raise: (the partition znode's new version, the new epoch)."""
+        current = await self.store.get(partition_path(partition))
+        previous = _decode(current.data) if current is not None else None
+        epoch = int((previous or {}).get("epoch", 0)) + 1
+        record = encode_document({"version": LAYOUT_VERSION, "epoch": epoch, "node_id": self.node_id,
+                                  "elected_at_ms": self._now_ms()})
+        leader = encode_document({"node_id": self.node_id, "epoch": epoch})
+        first: Op = (Create(partition_path(partition), record) if current is None
+                     else SetData(partition_path(partition), record, current.version))
+        versions = await self.store.transaction([first, Create(leader_path(partition), leader, ephemeral=True)])
+        return versions[0], epoch
+
+    async def _hand_back(self, partitions: set[int], live: set[int]) -> None:
+        log.info("handing group partition(s) %s back to their preferred nodes", sorted(partitions))
+        self._on_lost(partitions)  # no new writes for them from now on ...
+        await self._settle()  # ... and the pending ones finish under our fence
+        for partition in partitions:
+            self._fences.pop(partition, None)
+        await self._release(partitions)

@@ -1,0 +1,159 @@
+"""Watch `/brokers/topics` so a node learns of topics other nodes create, grow and delete.
+
+`TopicWatch(store, on_change)` watches the children of `/brokers/topics` (created at start when
+missing) and the data of each child, and calls `on_change(name, record)` on the event loop with
+the topic's `TopicRecord` after each creation or change, and with None after its deletion. The
+first calls after `start` report every topic that exists then. Every change is reported,
+whoever wrote it, including this node's own writes (applying one's own record again is a no-op
+for the registry).
+
+Invariants:
+- For each name, the calls alternate between records and None the way the store's state did:
+  a None only follows a record, and a record is only reported when it differs from the last
+  one reported for that name. Changes in quick succession may be seen as one (ZooKeeper watches
+  report the state after a change, not every change), so a deletion followed at once by a
+  re-creation may arrive as just the new record (with its new topic id).
+- A document that does not decode to a valid topic (not JSON, missing fields, partitions not
+  numbered 0..n-1, replica lists that are empty, not integers, or of different lengths), and a
+  child whose name is not a legal topic name, is logged and skipped: the last good record
+  stays reported, and a later good write is reported as usual.
+- After `close`, `on_change` is never called again.
+
+Deliberate difference from Apache Kafka: brokers learn of topic changes from the controller's
+metadata log (KRaft) or UpdateMetadata requests; groupctl nodes read the ZooKeeper layout they
+share directly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Callable, Optional
+
+from groupctl.coordinator.records import TopicRecord
+from groupctl.server.topics import topic_name_error
+from groupctl.store.base import MetadataStore, Node, NodeExists
+from groupctl.store.persist import TOPICS, decode_name
+
+log = logging.getLogger("groupctl.topic_watch")
+
+OnTopicChange = Callable[[str, Optional[TopicRecord]], None]
+"""`on_change(name, record)`: the topic's new record, or None when it was deleted."""
+
+
+class CorruptTopic(ValueError):
+    """A topic znode whose data is not a topic document."""
+
+
+def decode_topic(name: str, data: bytes) -> TopicRecord:
+    """The TopicRecord stored as `data` for topic `name`; raises CorruptTopic saying why not."""
+    try:
+        document = json.loads(data)
+        record = TopicRecord.from_document(name, document)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CorruptTopic(f"not a topic document ({type(exc).__name__}: {exc})") from None
+    _check(record)
+    return record
+
+
+def _check(record: TopicRecord) -> None:
+    if not isinstance(record.topic_id, str) or not record.topic_id:
+        raise CorruptTopic(f"topic_id {record.topic_id!r} is not a non-empty string")
+    if sorted(record.replicas) != list(range(len(record.replicas))) or not record.replicas:
+        raise CorruptTopic(f"partitions {sorted(record.replicas)} are not numbered 0..n-1")
+    lengths = set()
+    for p, nodes in record.replicas.items():
+        if not nodes or not all(isinstance(n, int) and not isinstance(n, bool) for n in nodes):
+            raise CorruptTopic(f"partition {p}: replicas {nodes!r} are not a non-empty list of node ids")
+        lengths.add(len(nodes))
+    if len(lengths) != 1:
+        raise CorruptTopic(f"partitions have different replica counts {sorted(lengths)}")
+
+
+class TopicWatch:
+    def __init__(self, store: MetadataStore, on_change: OnTopicChange) -> None:
+        self._store = store
+        self._on_change = on_change
+        self._open = False
+        self._unsubscribe_children: Optional[Callable[[], None]] = None
+        # child znode name -> (the subscription's token, its unsubscribe function)
+        self._data_watches: dict[str, tuple[object, Callable[[], None]]] = {}
+        self._reported: dict[str, TopicRecord] = {}  # topic name -> the last record reported
+        self._skipped: set[str] = set()  # child znode names that are not legal topic names
+
+    async def start(self) -> None:
+        """Create `/brokers/topics` when missing and report topics from now on (the existing
+        ones first, as they arrive from the store)."""
+        try:
+            await self._store.create(TOPICS, make_parents=True)
+        except NodeExists:
+            pass
+        self._open = True
+        self._unsubscribe_children = self._store.watch_children(TOPICS, self._on_children)
+
+    async def close(self) -> None:
+        """Stop watching; nothing is reported after this returns."""
+        self._open = False
+        if self._unsubscribe_children is not None:
+            self._unsubscribe_children()
+            self._unsubscribe_children = None
+        for _, unsubscribe in self._data_watches.values():
+            unsubscribe()
+        self._data_watches.clear()
+
+    def _on_children(self, children: list[str]) -> None:
+        if not self._open:
+            return
+        present = set(children)
+        self._skipped &= present
+        for child in [c for c in self._data_watches if c not in present]:
+            _, unsubscribe = self._data_watches.pop(child)
+            unsubscribe()
+            self._report(decode_name(child), None)
+        for child in children:
+            if child in self._data_watches or child in self._skipped:
+                continue
+            name = decode_name(child)
+            problem = topic_name_error(name)
+            if problem:
+                self._skipped.add(child)
+                log.warning("skipping %s/%s: %s", TOPICS, child, problem)
+                continue
+            self._watch_data(child, name)
+
+    def _watch_data(self, child: str, name: str) -> None:
+        path = f"{TOPICS}/{child}"
+        token = object()
+
+        def on_data(node: Optional[Node]) -> None:
+            # Only the live subscription of this child reports (not an ended one, not after close).
+            entry = self._data_watches.get(child)
+            if self._open and entry is not None and entry[0] is token:
+                self._on_data(path, name, node)
+
+        # Stores deliver the current state on a later loop iteration, after this entry is set.
+        self._data_watches[child] = (token, self._store.watch(path, on_data))
+
+    def _on_data(self, path: str, name: str, node: Optional[Node]) -> None:
+        if node is None:
+            self._report(name, None)
+            return
+        try:
+            record = decode_topic(name, node.data)
+        except CorruptTopic as exc:
+            log.warning("skipping %s at version %d: %s", path, node.version, exc)
+            return
+        self._report(name, record)
+
+    def _report(self, name: str, record: Optional[TopicRecord]) -> None:
+        if record is None:
+            if self._reported.pop(name, None) is None:
+                return
+        elif self._reported.get(name) == record:
+            return
+        else:
+            self._reported[name] = record
+        try:
+            self._on_change(name, record)
+        except Exception:  # noqa: BLE001 - one failing callback must not end the watch
+            log.exception("topic change callback failed for %r", name)
