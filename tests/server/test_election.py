@@ -1,0 +1,194 @@
+"""Group-partition leadership: one leader per partition spread over the live nodes, answers that
+agree on every node, fenced writes, and stepping down on session loss and event-loop stalls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from kafka.protocol.consumer.group import HeartbeatRequest
+from kazoo.client import KazooClient
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.placement import group_partition
+from groupctl.coordinator.records import OffsetCommitRecord
+from groupctl.server.election import leader_path, partition_path, preferred_node
+from groupctl.server.runtime import Node
+from groupctl.store.base import BadVersion, CheckVersion
+from groupctl.store.persist import RecordWriter, offset_topic_path
+from groupctl.store.zookeeper import ZooKeeperStore, split_connect
+from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.wire import connect, decode_response, read_frame
+
+SCENARIO_TIMEOUT_S = 60
+PARTITIONS = 50
+
+
+def run(scenario):
+    async def bounded():
+        return await asyncio.wait_for(scenario, SCENARIO_TIMEOUT_S)
+
+    return asyncio.run(bounded())
+
+
+async def eventually(condition, timeout_s: float = 20.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail(f"{what} did not hold within {timeout_s}s")
+
+
+async def start_node(node_id: int, **overrides) -> Node:
+    node = Node(node_config(node_id=node_id, **overrides))
+    await node.load()
+    node.bound_port = 10_000 + node_id
+    await node.join_cluster("127.0.0.1", node.bound_port)
+    return node
+
+
+def commit(group: str, offset: int) -> OffsetCommitRecord:
+    return OffsetCommitRecord(group=group, topic="t", partition=0, offset=offset, leader_epoch=-1,
+                              metadata="", commit_timestamp_ms=0)
+
+
+def test_preferred_nodes_move_only_the_partitions_of_a_node_that_leaves():
+    before = {p: preferred_node(p, {0, 1, 2}) for p in range(PARTITIONS)}
+    after = {p: preferred_node(p, {0, 2}) for p in range(PARTITIONS)}
+    assert {p for p in before if before[p] != after[p]} == {p for p in before if before[p] == 1}
+    assert set(before.values()) == {0, 1, 2}
+
+
+@pytest.mark.zookeeper
+def test_three_nodes_split_the_partitions_and_agree_on_every_groups_coordinator(zk_connect):
+    async def scenario():
+        nodes = [await start_node(i, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
+                 for i in range(3)]
+        try:
+            def preferred(node):
+                return {p for p in range(PARTITIONS) if preferred_node(p, {0, 1, 2}) == node.config.node_id}
+
+            def settled():  # the first node led everything; the others got theirs handed back
+                return all(n.election.led() == preferred(n) and not n.placement.loading for n in nodes)
+
+            await eventually(settled, what="every partition led by its preferred node")
+            for node in nodes:
+                assert node.placement.serving == preferred(node) and preferred(node)
+            for group in ("orders", "payments", "g-17", "ünïcode"):
+                answers = {n.coordinator_of(group) for n in nodes}
+                (answer,) = answers
+                leader = answer[0]
+                assert answer[1] == ("127.0.0.1", 10_000 + leader)
+                assert [n.serves(group) for n in nodes] == [n.config.node_id == leader for n in nodes]
+            assert {n: nodes[0].live_brokers()[n] for n in range(3)} == {n: ("127.0.0.1", 10_000 + n) for n in range(3)}
+        finally:
+            for node in nodes:
+                await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_a_closed_node_s_partitions_move_to_the_others_with_a_higher_epoch(zk_connect):
+    async def scenario():
+        a = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
+        b = await start_node(1, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
+        try:
+            await eventually(lambda: len(a.election.led()) + len(b.election.led()) == PARTITIONS
+                             and a.election.led() and b.election.led(), what="both nodes lead")
+            moved = a.election.led()
+            epochs = {p: a.election.leaders[p].epoch for p in moved}
+            await a.close()
+            await eventually(lambda: b.election.led() == set(range(PARTITIONS)) and not b.placement.loading,
+                             what="the survivor leads everything")
+            assert all(b.election.leaders[p].epoch > epochs[p] for p in moved)
+        finally:
+            await b.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_a_write_carrying_a_stale_leadership_fence_is_rejected_and_changes_nothing(zk_connect):
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
+        try:
+            p = group_partition("g", PARTITIONS)
+            await node.writer.write([commit("g", 5)])
+            stale = node.election.fence("g")
+            current = await node.store.get(partition_path(p))
+            # A newer election: the partition znode moves on (as another node's claim would).
+            await node.store.set_if_version(partition_path(p), current.data, current.version)
+            store = ZooKeeperStore(zk_connect, session_timeout_s=4.0)
+            await store.start()
+            try:
+                writer = RecordWriter(store, 9, fence=lambda group: stale)
+                with pytest.raises(BadVersion):
+                    await writer.write([commit("g", 99)])
+                stored = await store.get(offset_topic_path("g", "t"))
+                assert json.loads(stored.data)["partitions"]["0"]["offset"] == 5
+            finally:
+                await store.close()
+            assert stale == [CheckVersion(partition_path(p), current.version), CheckVersion(leader_path(p), 0)]
+        finally:
+            await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_a_node_whose_session_expires_steps_down_at_once_and_leads_again_under_a_new_epoch(zk_connect):
+    hosts, _ = split_connect(zk_connect)
+
+    def expire(session_id: int, password: bytes) -> None:
+        thief = KazooClient(hosts=hosts, client_id=(session_id, password))
+        thief.start(timeout=10)
+        thief.stop()
+        thief.close()
+
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
+        try:
+            await node.writer.write([commit("g", 5)])
+            p = group_partition("g", PARTITIONS)
+            epoch = node.election.leaders[p].epoch
+            lost = []
+            node.store.on_session_lost(lambda: lost.append(node.serves("g") or bool(node.election.led())))
+            session_id, password = node.store._client.client_id
+            await asyncio.get_running_loop().run_in_executor(None, expire, session_id, password)
+            await eventually(lambda: lost, what="the session loss")
+            assert lost == [False]  # the election stepped down before anything else heard of it
+            await eventually(lambda: node.serves("g") and node.election.leaders.get(p) is not None
+                             and node.election.leaders[p].epoch > epoch, what="leading again")
+            fetched = await node.writer.load(topics=False, wanted_group=lambda g: g == "g")
+            assert [r.offset for r in fetched if isinstance(r, OffsetCommitRecord)] == [5]
+        finally:
+            await node.close()
+
+    run(scenario())
+
+
+def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership_is_confirmed():
+    coordinator = InProcessCoordinator(node_config(zk_session_timeout_s=2.0)).start()
+    try:
+        node = coordinator.node
+        assert node.serves("g")
+        epoch = node.election.leaders[group_partition("g", PARTITIONS)].epoch
+        with connect(coordinator) as sock:
+            request = HeartbeatRequest[3](group_id="g", generation_id=1, member_id="m", group_instance_id=None)
+            request.with_header(correlation_id=1, client_id="stall-test")
+            stalled = coordinator.loop.call_soon_threadsafe
+            stalled(time.sleep, 1.6)  # like SIGSTOP: longer than half the session timeout
+            time.sleep(0.2)
+            sock.sendall(bytes(request.encode(version=3, header=True, framed=True)))
+            answer = decode_response(request, read_frame(sock), 3)
+        assert answer.error_code == ErrorCode.NOT_COORDINATOR
+        deadline = time.monotonic() + 10
+        while not node.serves("g") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert node.serves("g") and node.election.leaders[group_partition("g", PARTITIONS)].epoch > epoch
+    finally:
+        coordinator.stop()
