@@ -50,6 +50,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterable, Optional, Seque
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
+from groupctl.store.base import NodeExists
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 MAX_PARTITIONS = 10_000
@@ -187,6 +188,8 @@ class TopicRegistry:
         try:
             await self._write([record])
             self.replay(record)
+        except NodeExists:  # another node created it first; its record reaches us by the topic watch
+            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {record.name!r} already exists") from None
         finally:
             del self._creating[record.name]
             pending.set_result(self._by_name.get(record.name))
@@ -211,14 +214,26 @@ class TopicRegistry:
             if record is not None:
                 return record
             raise TopicError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} could not be created")
-        return await self.create(self.plan(name, partitions))
+        try:
+            return await self.create(self.plan(name, partitions))
+        except TopicError as exc:
+            if exc.code is not ErrorCode.TOPIC_ALREADY_EXISTS:
+                raise
+            # Created by another node an instant ago: like a Kafka broker whose metadata has not
+            # caught up, answer LEADER_NOT_AVAILABLE; the client asks again.
+            raise TopicError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is being created") from None
 
     async def ensure(self, topics: Iterable[tuple[str, int]]) -> list[TopicRecord]:
-        """Create each (name, partitions) that does not exist yet; existing topics are kept."""
+        """Create each (name, partitions) that does not exist yet; existing topics are kept, and
+        so are those another node of the cluster creates at the same moment."""
         created = []
         for name, partitions in topics:
             if name not in self._by_name:
-                created.append(await self.get_or_create(name, partitions))
+                try:
+                    created.append(await self.get_or_create(name, partitions))
+                except TopicError as exc:
+                    if exc.code is not ErrorCode.LEADER_NOT_AVAILABLE:
+                        raise
         return created
 
     # --- partition additions -----------------------------------------------------------------
