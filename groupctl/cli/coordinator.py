@@ -69,10 +69,9 @@ def run(
         raise BadInput("--default-partitions must be at least 1")
     if initial_rebalance_delay_ms < 0:
         raise BadInput("--initial-rebalance-delay-ms must not be negative")
-    from groupctl.server.main import run_node
-
     from groupctl.coordinator.classic.coordinator import GroupConfig
     from groupctl.server.config import NodeConfig
+    from groupctl.server.main import run_node
 
     config = NodeConfig(
         host=host, port=port, node_id=node_id, advertised_host=advertised_host, data_dir=data_dir,
@@ -131,6 +130,7 @@ def status(ctx: typer.Context) -> None:
     With --output json: group_partitions, groups, members, nodes[{node_id, host, port,
     started_at_ms, registered, partitions, groups, members}], leaderless_partitions,
     partitions[{partition, leader, epoch, groups, members}]."""
+    from groupctl.coordinator.placement import partition_ranges
     from groupctl.ops.cluster import cluster_status
 
     current = env(ctx)
@@ -142,10 +142,10 @@ def status(ctx: typer.Context) -> None:
         return
     render.show(current, render.table(
         ["GROUP-PARTITIONS", "LEADERLESS", "NODES", "GROUPS", "MEMBERS"],
-        [(cluster.group_partitions, render.ranges(cluster.leaderless) or "none", len(cluster.nodes),
+        [(cluster.group_partitions, partition_ranges(cluster.leaderless) or "none", len(cluster.nodes),
           cluster.groups, cluster.members)]))
     current.out.print()
     render.show(current, render.table(
         ["NODE", "HOST", "PORT", "STARTED", "PARTITIONS", "GROUPS", "MEMBERS"],
         [(n.node_id, n.host if n.registered else "(not registered)", n.port, render.utc_time(n.started_at_ms),
-          render.ranges(n.partitions) or None, n.groups, n.members) for n in cluster.nodes]))
+          partition_ranges(n.partitions) or None, n.groups, n.members) for n in cluster.nodes]))

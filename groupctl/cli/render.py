@@ -69,17 +69,6 @@ def show_json_document(env: CliEnv, document: Any) -> None:
         emit_json(env, document)
 
 
-def ranges(numbers: Iterable[int]) -> str:
-    """Ascending runs written compactly: [0, 1, 2, 3, 7] -> "0-3,7"; "" for none."""
-    runs: list[list[int]] = []
-    for n in sorted(set(numbers)):
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def utc_time(ms: Optional[int]) -> Optional[str]:
     """Epoch milliseconds as "2025-11-21T18:03:12Z" (UTC, to the second); None stays None."""
     if ms is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterable
 
 from groupctl.coordinator.errors import ErrorCode
 
@@ -43,6 +44,17 @@ def group_partition(group_id: str, partitions: int = DEFAULT_GROUP_PARTITIONS) -
     (`Utils.abs` maps Integer.MIN_VALUE to 0, where Java's `Math.abs` would stay negative)."""
     h = java_string_hash(group_id)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def partition_ranges(partitions: Iterable[int]) -> str:
+    """Partition numbers written compactly, for people: {0, 1, 2, 3, 7} -> "0-3,7"; "" for none."""
+    runs: list[list[int]] = []
+    for n in sorted(set(partitions)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 @dataclass

@@ -12,7 +12,8 @@ carrying its exit status). Modules:
 - `lag`: committed offset, log end and lag per partition.
 - `offsets`: show, commit, delete, export and import committed offsets; run resets.
 - `reset`: the pure reset planner (scopes, targets, CSV plans, date and duration parsing).
-- `zk`: ZooKeeper inspection (group documents, the legacy 0.8 layout).
+- `zk`: ZooKeeper inspection (group documents, the legacy 0.8 layout, a group's coordinator).
+- `cluster`: a coordinator cluster's nodes, group-partition leaders and load, from ZooKeeper.
 - `rebalance`: trigger and watch rebalances.
 
 Startup cost: the CLI imports ops modules inside the commands that use them, never at start-up.

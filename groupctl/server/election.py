@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Optional
 
-from groupctl.coordinator.placement import MAX_GROUP_PARTITIONS, group_partition
+from groupctl.coordinator.placement import MAX_GROUP_PARTITIONS, group_partition, partition_ranges
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
@@ -256,7 +256,7 @@ class Election:
         if self._fences:
             log.warning("ZooKeeper session lost: stepping down from %d group partition(s)", len(self._fences))
             self._lose(set(self._fences))
-        self.leaders = {p: l for p, l in self.leaders.items() if l.node_id != self.node_id}
+        self.leaders = {p: leader for p, leader in self.leaders.items() if leader.node_id != self.node_id}
 
     def abdicate(self, partitions: set[int]) -> None:
         """Stop leading `partitions` now and release them, so that they are claimed again under a
@@ -372,7 +372,7 @@ class Election:
             gained.add(partition)
         if gained:
             log.info("node %d now leads %d more group partition(s): %s", self.node_id, len(gained),
-                     sorted(gained))
+                     partition_ranges(gained))
             self._on_gained(gained)
 
     async def _claim_one(self, partition: int) -> tuple[int, int]:
@@ -389,7 +389,7 @@ class Election:
         return versions[0], epoch
 
     async def _hand_back(self, partitions: set[int], live: set[int]) -> None:
-        log.info("handing group partition(s) %s back to their preferred nodes", sorted(partitions))
+        log.info("handing group partition(s) %s back to their preferred nodes", partition_ranges(partitions))
         self._on_lost(partitions)  # no new writes for them from now on ...
         await self._settle()  # ... and the pending ones finish under our fence
         for partition in partitions:

@@ -40,8 +40,8 @@ from typing import Any, Callable, Hashable, Optional
 
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
-from groupctl.coordinator.placement import Placement
-from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
+from groupctl.coordinator.placement import Placement, partition_ranges
+from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
@@ -275,7 +275,7 @@ class Node:
             self.placement.loading -= batch
             self.placement.serving |= batch
             groups = len({r.group for r in records})
-            log.info("serving group partition(s) %s: %d group(s) loaded", _ranges(batch), groups)
+            log.info("serving group partition(s) %s: %d group(s) loaded", partition_ranges(batch), groups)
             self.submit(result)
             self.rebalance_requests.rescan()
 
@@ -293,7 +293,7 @@ class Node:
         def belongs(group_id: str) -> bool:
             return partition_of(group_id) in partitions
 
-        log.info("no longer serving group partition(s) %s", _ranges(partitions))
+        log.info("no longer serving group partition(s) %s", partition_ranges(partitions))
         self.submit(self.core.unload(belongs))
         self.writer.forget(belongs)
         self.documents.moved(belongs)
@@ -416,14 +416,3 @@ class Node:
             detail = f"topic {name} grew from {len(before.replicas)} to {len(record.replicas)} partitions"
             log.info("%s: rebalancing its groups", detail)
             self.submit(self.core.topics_changed(frozenset({name}), self.now_ms(), detail))
-
-
-def _ranges(partitions: set[int]) -> str:
-    """`{0,1,2,5}` -> "0-2,5" (for logs)."""
-    spans: list[list[int]] = []
-    for p in sorted(partitions):
-        if spans and spans[-1][1] == p - 1:
-            spans[-1][1] = p
-        else:
-            spans.append([p, p])
-    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)

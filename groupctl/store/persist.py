@@ -33,6 +33,9 @@ Invariants:
   acknowledged before an earlier call.)
 - An offset commit for a group without a document creates an Empty group document (a
   memberless group using simple commits) in the same transaction.
+- With a `fence` (a coordinator cluster node), a transaction that touches groups also carries
+  the fence's checks for each of them (this node's leadership of the groups' partitions, see
+  `groupctl.server.election`), so it fails as a whole once another node has taken one over.
 - `load_records` returns records in replay order: all topics, then per group its
   GroupMetadataRecord followed by its OffsetCommitRecords (sorted by topic, partition).
 

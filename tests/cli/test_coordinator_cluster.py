@@ -8,12 +8,10 @@ import json
 import time
 
 import pytest
-
 from typer.testing import CliRunner
 
-from groupctl.cli import render
 from groupctl.cli.app import app
-from groupctl.coordinator.placement import group_partition
+from groupctl.coordinator.placement import group_partition, partition_ranges
 from tests.support.cluster_layout import cluster_layout, group_on
 from tests.support.zookeeper import free_port
 
@@ -127,4 +125,4 @@ def test_find_with_zk_for_a_group_on_a_leaderless_partition_fails_with_one_line(
 @pytest.mark.parametrize("numbers, text", [([], ""), ([7], "7"), ([0, 1, 2, 3, 7], "0-3,7"),
                                            ([5, 3, 4, 9, 10], "3-5,9-10"), ([1, 3, 5], "1,3,5")])
 def test_partition_ranges_are_written_compactly(numbers, text):
-    assert render.ranges(numbers) == text
+    assert partition_ranges(numbers) == text

@@ -61,7 +61,6 @@ from groupctl.coordinator.classic.messages import (
     TriggerRebalanceResult,
 )
 from groupctl.coordinator.classic.state import GroupState
-from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import Placement
 from groupctl.coordinator.records import Record
 from groupctl.coordinator.results import Result
