@@ -7,7 +7,7 @@ core's dataclasses, and one call into a service. They never touch sockets or the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Protocol, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol
 
 if TYPE_CHECKING:
     from groupctl.coordinator.results import Result
@@ -20,7 +20,15 @@ class NodeServices(Protocol):
     topics: Any  # groupctl.server.topics.TopicRegistry
     logs: Any  # groupctl.log.LogManager
 
+    placement: Any  # groupctl.coordinator.placement.Placement: which groups this node serves now
+
     def now_ms(self) -> int: ...
+
+    def live_brokers(self) -> dict[int, tuple[str, int]]:
+        """Live node id -> its advertised (host, port)."""
+
+    def coordinator_of(self, group_id: str) -> Any:
+        """(node id, (host, port)) of the live leader of the group's partition, or None."""
 
     async def call_groups(self, op: Callable[[Any, Hashable, int], "Result"]) -> Any:
         """Run `op(core, token, now_ms)` on the group coordinator core, persist the records of

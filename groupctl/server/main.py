@@ -6,8 +6,8 @@ import asyncio
 import logging
 import sys
 
-from groupctl.server.config import NodeConfig
 from groupctl.log import LogError
+from groupctl.server.config import NodeConfig
 from groupctl.store.base import StoreError
 
 

@@ -46,7 +46,8 @@ import contextlib
 import re
 import uuid
 import zlib
-from typing import AsyncIterator, Awaitable, Callable, Iterable, Optional, Sequence
+from collections import Counter
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Optional, Sequence
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
@@ -54,6 +55,13 @@ from groupctl.store.base import NodeExists
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 MAX_PARTITIONS = 10_000
+
+
+def duplicate_names(topics: Iterable[Any]) -> set[str]:
+    """The names that appear more than once among a request's topics (each is refused with
+    INVALID_REQUEST, as Kafka does, rather than applying either)."""
+    counts = Counter(topic.name for topic in topics)
+    return {name for name, count in counts.items() if count > 1}
 
 
 def topic_name_error(name: Optional[str]) -> Optional[str]:

@@ -9,7 +9,6 @@ import time
 
 import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest
-from kazoo.client import KazooClient
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import group_partition
@@ -21,6 +20,7 @@ from groupctl.store.persist import RecordWriter, offset_topic_path
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.wire import connect, decode_response, read_frame
+from tests.support.zookeeper import expire_session
 
 SCENARIO_TIMEOUT_S = 60
 PARTITIONS = 50
@@ -143,12 +143,6 @@ def test_a_write_carrying_a_stale_leadership_fence_is_rejected_and_changes_nothi
 def test_a_node_whose_session_expires_steps_down_at_once_and_leads_again_under_a_new_epoch(zk_connect):
     hosts, _ = split_connect(zk_connect)
 
-    def expire(session_id: int, password: bytes) -> None:
-        thief = KazooClient(hosts=hosts, client_id=(session_id, password))
-        thief.start(timeout=10)
-        thief.stop()
-        thief.close()
-
     async def scenario():
         node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
         try:
@@ -158,7 +152,7 @@ def test_a_node_whose_session_expires_steps_down_at_once_and_leads_again_under_a
             lost = []
             node.store.on_session_lost(lambda: lost.append(node.serves("g") or bool(node.election.led())))
             session_id, password = node.store._client.client_id
-            await asyncio.get_running_loop().run_in_executor(None, expire, session_id, password)
+            await asyncio.get_running_loop().run_in_executor(None, expire_session, hosts, session_id, password)
             await eventually(lambda: lost, what="the session loss")
             assert lost == [False]  # the election stepped down before anything else heard of it
             await eventually(lambda: node.serves("g") and node.election.leaders.get(p) is not None

@@ -1,6 +1,6 @@
 """The runtime's guarantees: replies never show state the store has not accepted, a failed write
-makes the node give the group's partition up and reload it from the store, ZooKeeper session loss re-registers the node, and
-shutdown with live clients is quick."""
+makes the node give the group's partition up and reload it from the store, ZooKeeper session
+loss re-registers the node, and shutdown with live clients is quick."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ import time
 import pytest
 from kazoo.client import KazooClient
 
-from groupctl.coordinator.classic.messages import CommitOffsets, FetchOffsets, PartitionOffset
+from groupctl.coordinator.classic.messages import (
+    CommitOffsets,
+    FetchOffsets,
+    PartitionOffset,
+)
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.server.runtime import CoordinatorUnavailable, Node
 from groupctl.store.base import StoreUnavailable
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import ConsumerProcess, wait_until
 from tests.support.coordinator import CoordinatorProcess, node_config
+from tests.support.zookeeper import expire_session
 
 SCENARIO_TIMEOUT_S = 30
 
@@ -113,13 +118,6 @@ def test_a_failed_write_fails_its_request_and_the_core_reloads_what_the_store_ho
 def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
     hosts, chroot = split_connect(zk_connect)
 
-    def expire(session_id: int, password: bytes) -> None:
-        # Attaching to the same session and closing it ends the session on the server.
-        thief = KazooClient(hosts=hosts, client_id=(session_id, password))
-        thief.start(timeout=10)
-        thief.stop()
-        thief.close()
-
     def registration():
         """(document, owning session id) of /brokers/ids/0, or None."""
         client = KazooClient(hosts=hosts)
@@ -138,7 +136,7 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
         node.bound_port = 9999
         old_session, password = node.store._client.client_id
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, expire, old_session, password)
+        await loop.run_in_executor(None, expire_session, hosts, old_session, password)
         for _ in range(200):
             await asyncio.sleep(0.1)
             found = await loop.run_in_executor(None, registration)

@@ -7,11 +7,10 @@ import asyncio
 import time
 
 import pytest
-from kazoo.client import KazooClient
 
 from groupctl.store.base import BadVersion, Node, StoreUnavailable
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
-from tests.support.zookeeper import free_port
+from tests.support.zookeeper import expire_session, free_port
 
 pytestmark = pytest.mark.zookeeper
 
@@ -55,14 +54,6 @@ def test_unreachable_zookeeper_fails_start_within_the_connect_timeout(run):
 def test_session_expiry_is_reported_and_ephemeral_nodes_are_gone(zk_connect, run):
     hosts = split_connect(zk_connect)[0]
 
-    def expire(session_id: int, password: bytes) -> None:
-        # A second client attached to the same session and closing it ends the session on the
-        # server, as an expiry would; the store's client then finds its session gone.
-        thief = KazooClient(hosts=hosts, client_id=(session_id, password))
-        thief.start(timeout=10)
-        thief.stop()
-        thief.close()
-
     async def scenario():
         store = ZooKeeperStore(zk_connect, session_timeout_s=4.0)
         await store.start()
@@ -70,7 +61,7 @@ def test_session_expiry_is_reported_and_ephemeral_nodes_are_gone(zk_connect, run
         store.on_session_lost(lost.set)
         await store.create("/brokers-like", b"me", ephemeral=True)
         session_id, password = store._client.client_id
-        await asyncio.get_running_loop().run_in_executor(None, expire, session_id, password)
+        await asyncio.get_running_loop().run_in_executor(None, expire_session, hosts, session_id, password)
         await asyncio.wait_for(lost.wait(), 20)
         # kazoo reconnects with a fresh session; the old session's ephemeral node is gone.
         for _ in range(100):

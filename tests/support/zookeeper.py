@@ -82,6 +82,18 @@ def server_mode(port: int) -> Optional[str]:
     return None
 
 
+def expire_session(hosts: str, session_id: int, password: bytes) -> None:
+    """End a ZooKeeper session on the server, as an expiry would: a second client attached to the
+    same session closes it, and the session's own client then finds it gone (blocking; run it
+    in an executor from async code)."""
+    from kazoo.client import KazooClient
+
+    thief = KazooClient(hosts=hosts, client_id=(session_id, password))
+    thief.start(timeout=10)
+    thief.stop()
+    thief.close()
+
+
 def _config(data_dir: Path, client_port: int, extra: list[str]) -> Path:
     lines = [
         "tickTime=500",

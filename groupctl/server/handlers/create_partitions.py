@@ -18,11 +18,10 @@ when the node sees the new partition count (the server's topic watch), not in th
 `timeout_ms` is not used: the answer is sent once the new placement is durable in the store.
 """
 
-from collections import Counter
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.server.topics import TopicError
+from groupctl.server.topics import TopicError, duplicate_names
 
 
 def _assignments(topic):
@@ -35,7 +34,7 @@ def _assignments(topic):
 @api(key=37, versions=(0, 3))
 async def handle_create_partitions(ctx, request):
     entry = ctx.response_class.CreatePartitionsTopicResult
-    duplicated = {name for name, n in Counter(t.name for t in request.topics).items() if n > 1}
+    duplicated = duplicate_names(request.topics)
     results = []
     for topic in request.topics:
         try:

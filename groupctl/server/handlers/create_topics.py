@@ -15,11 +15,10 @@ compaction settings (a deliberate difference; the response reports no configs).
 """
 
 import uuid
-from collections import Counter
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.server.topics import TopicError
+from groupctl.server.topics import TopicError, duplicate_names
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -43,7 +42,7 @@ def _plan(ctx, topic):
 @api(key=19, versions=(2, 7))
 async def handle_create_topics(ctx, request):
     entry = ctx.response_class.CreatableTopicResult
-    duplicated = {name for name, n in Counter(t.name for t in request.topics).items() if n > 1}
+    duplicated = duplicate_names(request.topics)
     results = []
     for topic in request.topics:
         try:
