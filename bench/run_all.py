@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency"]
+BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency", "bench.failover"]
 
 
 def main() -> int:

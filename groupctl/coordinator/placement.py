@@ -61,11 +61,14 @@ def partition_ranges(partitions: Iterable[int]) -> str:
 class Placement:
     """The group partitions this node leads: `serving` answers requests, `loading` answers
     COORDINATOR_LOAD_IN_PROGRESS while the partition's groups are read from the store, and any
-    other partition answers NOT_COORDINATOR."""
+    other partition answers NOT_COORDINATOR. While `suspended` (the connection to the store is
+    down and the session may be expiring) served partitions answer COORDINATOR_NOT_AVAILABLE,
+    which clients retry after looking the coordinator up again."""
 
     partitions: int = DEFAULT_GROUP_PARTITIONS
     serving: set[int] = field(default_factory=set)
     loading: set[int] = field(default_factory=set)
+    suspended: bool = False  # the store is unreachable: serve nothing, keep every partition
 
     def partition_of(self, group_id: str) -> int:
         return group_partition(group_id, self.partitions)
@@ -74,7 +77,7 @@ class Placement:
         """NONE when this node serves `group_id` now, else the error to answer for it."""
         partition = group_partition(group_id, self.partitions)
         if partition in self.serving:
-            return ErrorCode.NONE
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE if self.suspended else ErrorCode.NONE
         if partition in self.loading:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NOT_COORDINATOR

@@ -29,9 +29,18 @@ Stepping down, at once and without writing anything:
   ZooKeeper says so. The check is a plain loop callback, which runs before any request read in
   the same wake-up is handled. The node then deletes its leader znodes (if its session still
   holds them) and claims afresh.
-- when handing a partition back to its preferred node, once that node has been live for
-  `handback_delay_s` (a restarted node gets its share back, like Kafka's preferred leader
-  election). The runtime first lets the partition's pending writes finish.
+- when handing a partition back to its preferred node, once that node has been live (and we
+  have led the partition) for `handback_delay_s` (a restarted node gets its share back, like
+  Kafka's preferred leader election). The runtime first lets the partition's pending writes
+  finish. A hand-back the preferred node does not take (it may not run the election) doubles
+  the delay before the next one.
+While the connection to ZooKeeper is down (kazoo's SUSPENDED) the node serves nothing and keeps
+its fences: if the same session comes back it resumes, if the session is lost it steps down.
+
+Repair. A leader znode that names this node while it holds no fence (a release that failed, a
+claim whose answer was lost, a stale watch event) would keep its partition unserved: the node
+deletes it, guarded by the election znode's version so never another node's, and claims again.
+Releases are guarded the same way, and failed claims and releases are retried.
 
 Deliberate differences from Apache Kafka: leadership lives in ZooKeeper znodes rather than in
 `__consumer_offsets` partition leadership, and the partition log is not replicated (a group
@@ -53,6 +62,7 @@ from groupctl.store.base import (
     BadVersion,
     CheckVersion,
     Create,
+    Delete,
     MetadataStore,
     Node,
     NodeExists,
@@ -70,6 +80,9 @@ CONFIG = "/coordinators/config"
 PARTITIONS = "/coordinators/partitions"
 CLAIM_GRACE_S = 2.0
 TICK_S = 0.2
+RETRY_S = 0.5  # a failed claim or release is tried again after this
+MAX_HANDBACK_DELAY_S = 600.0
+BROKER_READ_ATTEMPTS = 10
 LAYOUT_VERSION = 1
 
 
@@ -118,7 +131,7 @@ class Election:
     def __init__(self, store: MetadataStore, node_id: int, *, partitions: int, session_timeout_s: float,
                  handback_delay_s: float, now_ms: Callable[[], int],
                  on_gained: Callable[[set[int]], None], on_lost: Callable[[set[int]], None],
-                 settle: Callable[[], Awaitable[None]]) -> None:
+                 on_suspend: Callable[[bool], None], settle: Callable[[], Awaitable[None]]) -> None:
         self.store = store
         self.node_id = node_id
         self.partitions = partitions
@@ -129,7 +142,10 @@ class Election:
         self._now_ms = now_ms
         self._on_gained = on_gained
         self._on_lost = on_lost
+        self._on_suspend = on_suspend
         self._settle = settle
+        self._handbacks: dict[int, int] = {}  # partition -> hand-backs its preferred node did not take
+        self._gained_at: dict[int, float] = {}  # partition -> monotonic time of our latest claim
         self._fences: dict[int, tuple[int, int]] = {}  # partition -> (partition znode version, epoch)
         self._live_since: dict[int, float] = {}  # node id -> monotonic time first seen live
         self._unled_since: dict[int, float] = {}
@@ -162,6 +178,9 @@ class Election:
         on_session_lost = getattr(self.store, "on_session_lost", None)
         if on_session_lost is not None:
             self._unsubscribe.append(on_session_lost(self._session_lost))
+        on_connection_change = getattr(self.store, "on_connection_change", None)
+        if on_connection_change is not None:
+            self._unsubscribe.append(on_connection_change(self._connection_changed))
         self._schedule_tick()
 
     async def _agree_on_partitions(self) -> int:
@@ -228,13 +247,18 @@ class Election:
         self._poke()
 
     async def _read_broker(self, node_id: int) -> None:
-        try:
-            node = await self.store.get(f"{BROKER_IDS}/{node_id}")
-        except StoreError as exc:
-            log.warning("cannot read the registration of node %d: %s", node_id, exc)
+        delay = 0.1
+        for _ in range(BROKER_READ_ATTEMPTS):
+            try:
+                node = await self.store.get(f"{BROKER_IDS}/{node_id}")
+            except StoreError as exc:
+                log.warning("cannot read the registration of node %d (%s); retrying", node_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            if node is not None and node_id in self.brokers:
+                self.brokers[node_id] = _decode(node.data) or {}
             return
-        if node is not None and node_id in self.brokers:
-            self.brokers[node_id] = _decode(node.data) or {}
 
     def _on_leader(self, partition: int, node: Optional[Node]) -> None:
         self._unprimed.discard(partition)
@@ -258,18 +282,29 @@ class Election:
             self._lose(set(self._fences))
         self.leaders = {p: leader for p, leader in self.leaders.items() if leader.node_id != self.node_id}
 
+    def _connection_changed(self, connected: bool) -> None:
+        """While the connection to ZooKeeper is down the session may be expiring, and another
+        node may take our partitions over: suspend serving (the fences stay) until ZooKeeper
+        answers again with the same session; a lost session then steps down (`_session_lost`)."""
+        if not connected and self._fences:
+            log.warning("connection to ZooKeeper lost: suspending %d group partition(s)", len(self._fences))
+        self._on_suspend(not connected)
+        if connected:
+            self._poke()
+
     def abdicate(self, partitions: set[int]) -> None:
         """Stop leading `partitions` now and release them, so that they are claimed again under a
         new epoch (the runtime calls this when a write failed: the store, not the core, is right)."""
-        held = partitions & set(self._fences)
+        held = self._lose(partitions & set(self._fences))
         if held:
-            self._lose(held)
             asyncio.get_running_loop().create_task(self._release(held))
 
-    def _lose(self, partitions: set[int]) -> None:
-        for partition in partitions:
-            self._fences.pop(partition, None)
-        self._on_lost(partitions)
+    def _lose(self, partitions: set[int]) -> dict[int, tuple[int, int]]:
+        """Stop leading `partitions` (the runtime unloads them at once); returns the fences held."""
+        held = {p: self._fences.pop(p) for p in partitions if p in self._fences}
+        if partitions:
+            self._on_lost(partitions)
+        return held
 
     # -- stall detection ---------------------------------------------------------------------
 
@@ -282,25 +317,45 @@ class Election:
         if stalled > max(1.0, self._session_timeout_s / 2) and self._fences:
             log.warning("the event loop stalled for %.1fs: stepping down from %d group partition(s) "
                         "until ZooKeeper confirms the session", stalled, len(self._fences))
-            stale = set(self._fences)
-            self._lose(stale)
-            asyncio.get_running_loop().create_task(self._release(stale))
+            held = self._lose(set(self._fences))
+            asyncio.get_running_loop().create_task(self._release(held))
         if not self._closed:
             self._schedule_tick()
 
-    async def _release(self, partitions: set[int]) -> None:
-        """Delete our leader znodes of `partitions` if our session still holds them, so that the
-        preferred node (maybe us again) claims them with a new epoch."""
-        for partition in partitions:
-            leader = self.leaders.get(partition)
-            if leader is None or leader.node_id != self.node_id:
-                continue
+    async def _release(self, held: dict[int, tuple[int, int]]) -> None:
+        """Delete our leader znodes of the partitions in `held` (partition -> the fence we held),
+        each only if no election happened since (so never another node's), letting the
+        preferred node (maybe us again) claim them with a new epoch. A release that fails is
+        retried by `_repair` from the next reconciliation."""
+        for partition, (version, _) in held.items():
             try:
-                await self.store.delete_if_version(leader_path(partition), 0)
+                await self.store.transaction([CheckVersion(partition_path(partition), version),
+                                              Delete(leader_path(partition), 0)])
             except (NoNode, BadVersion):
-                pass
-            except StoreError as exc:
-                log.warning("could not release group partition %d: %s", partition, exc)
+                pass  # gone with our session, or someone else has claimed it since
+            except StoreError as exc:  # unreachable or session gone: the rest would fail the same way
+                log.warning("could not release group partition(s) %s (%s); will retry",
+                            partition_ranges(held), exc)
+                self._wake_in(RETRY_S)
+                return
+
+    async def _repair(self, partitions: list[int]) -> None:
+        """Partitions whose leader znode names this node while it holds no fence (a release or a
+        claim whose answer was lost, a stale watch event): release them if the election znode
+        still names us at that epoch, so that they are claimed afresh instead of staying
+        unserved behind our own znode."""
+        held = {}
+        for partition in partitions:
+            current = await self.store.get(partition_path(partition))
+            document = _decode(current.data) if current is not None else None
+            leader = self.leaders.get(partition)
+            if (document is not None and leader is not None and document.get("node_id") == self.node_id
+                    and document.get("epoch") == leader.epoch and partition not in self._fences):
+                held[partition] = (current.version, leader.epoch)
+        if held:
+            log.info("releasing group partition(s) %s that name this node without its leadership",
+                     partition_ranges(held))
+            await self._release(held)
 
     # -- reconciling -------------------------------------------------------------------------
 
@@ -312,6 +367,8 @@ class Election:
             self._reconciling = asyncio.get_running_loop().create_task(self._reconcile())
 
     def _wake_in(self, seconds: float) -> None:
+        if self._closed:
+            return
         if self._wakeup is not None:
             self._wakeup.cancel()
         self._wakeup = asyncio.get_running_loop().call_later(max(seconds, 0.05), self._poke)
@@ -323,7 +380,7 @@ class Election:
                 await self._reconcile_once()
             except StoreError as exc:
                 log.warning("group partition election: %s; retrying", exc)
-                self._wake_in(0.5)
+                self._wake_in(RETRY_S)
 
     async def _reconcile_once(self) -> None:
         live = set(self.brokers)
@@ -331,9 +388,15 @@ class Election:
             return  # not registered (yet, or again after a session loss), or still learning who leads
         now = time.monotonic()
         next_check: Optional[float] = None
-        claims = []
+        claims, orphaned = [], []
         for partition in range(self.partitions):
-            if partition in self.leaders and self.leaders[partition].node_id in live:
+            leader = self.leaders.get(partition)
+            if leader is not None and leader.node_id in live:
+                self._unled_since.pop(partition, None)
+                if leader.node_id == self.node_id and partition not in self._fences:
+                    orphaned.append(partition)
+                elif leader.node_id == preferred_node(partition, live):
+                    self._handbacks.pop(partition, None)  # a hand-back (if any) has worked
                 continue
             preferred = preferred_node(partition, live)
             waited = now - self._unled_since.setdefault(partition, now)
@@ -341,39 +404,57 @@ class Election:
                 claims.append(partition)
             else:
                 next_check = min(next_check or CLAIM_GRACE_S, CLAIM_GRACE_S - waited)
+        if orphaned:
+            await self._repair(orphaned)
         if claims:
-            await self._claim(claims)
+            if not await self._claim(claims):
+                next_check = min(next_check or RETRY_S, RETRY_S)
         handback = set()
         for partition in list(self._fences):
             preferred = preferred_node(partition, live)
             if preferred == self.node_id:
                 continue
-            waited = now - self._live_since.get(preferred, now)
-            if waited >= self._handback_delay_s:
+            delay = min(self._handback_delay_s * 2 ** self._handbacks.get(partition, 0), MAX_HANDBACK_DELAY_S)
+            waited = now - max(self._live_since.get(preferred, now), self._gained_at.get(partition, 0.0))
+            if waited >= delay:
                 handback.add(partition)
             else:
-                next_check = min(next_check or self._handback_delay_s, self._handback_delay_s - waited)
+                next_check = min(next_check or delay, delay - waited)
         if handback:
-            await self._hand_back(handback, live)
+            await self._hand_back(handback)
         if next_check is not None:
             self._wake_in(next_check)
 
-    async def _claim(self, partitions: list[int]) -> None:
+    async def _claim(self, partitions: list[int]) -> bool:
+        """Claim `partitions`; False when some claim failed for another reason than losing the
+        race (the caller tries again shortly)."""
         results = await asyncio.gather(*(self._claim_one(p) for p in partitions), return_exceptions=True)
         gained = set()
+        settled = True
         for partition, result in zip(partitions, results):
-            if isinstance(result, BaseException):
-                if not isinstance(result, (NodeExists, BadVersion, NoNode)):
-                    log.warning("claiming group partition %d failed: %s", partition, result)
-                continue
-            self._fences[partition] = result
-            self.leaders[partition] = Leadership(self.node_id, result[1])
-            self._unled_since.pop(partition, None)
-            gained.add(partition)
+            if isinstance(result, NodeExists):
+                await self._learn_leader(partition)  # someone has it; maybe us, if a watch was stale
+            elif isinstance(result, (BadVersion, NoNode)):
+                pass  # lost the race; the watch tells us who won
+            elif isinstance(result, BaseException):
+                log.warning("claiming group partition %d failed: %s", partition, result)
+                settled = False
+            else:
+                self._fences[partition] = result
+                self._gained_at[partition] = time.monotonic()
+                self.leaders[partition] = Leadership(self.node_id, result[1])
+                self._unled_since.pop(partition, None)
+                gained.add(partition)
         if gained:
             log.info("node %d now leads %d more group partition(s): %s", self.node_id, len(gained),
                      partition_ranges(gained))
             self._on_gained(gained)
+        return settled
+
+    async def _learn_leader(self, partition: int) -> None:
+        node = await self.store.get(leader_path(partition))
+        if node is not None:
+            self._on_leader(partition, node)
 
     async def _claim_one(self, partition: int) -> tuple[int, int]:
         """Win the partition or raise: (the partition znode's new version, the new epoch)."""
@@ -388,10 +469,14 @@ class Election:
         versions = await self.store.transaction([first, Create(leader_path(partition), leader, ephemeral=True)])
         return versions[0], epoch
 
-    async def _hand_back(self, partitions: set[int], live: set[int]) -> None:
+    async def _hand_back(self, partitions: set[int]) -> None:
+        """Give `partitions` to their preferred nodes. Each hand-back of a partition that its
+        preferred node does not take (it may not run the election: an older groupctl) doubles
+        the delay before the next one, up to MAX_HANDBACK_DELAY_S."""
         log.info("handing group partition(s) %s back to their preferred nodes", partition_ranges(partitions))
+        for partition in partitions:
+            self._handbacks[partition] = self._handbacks.get(partition, 0) + 1
         self._on_lost(partitions)  # no new writes for them from now on ...
         await self._settle()  # ... and the pending ones finish under our fence
-        for partition in partitions:
-            self._fences.pop(partition, None)
-        await self._release(partitions)
+        held = {p: self._fences.pop(p) for p in partitions if p in self._fences}
+        await self._release(held)

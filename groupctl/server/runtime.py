@@ -45,14 +45,14 @@ from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
-from groupctl.server.election import CLAIM_GRACE_S, Election
+from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
-from groupctl.store.base import MetadataStore, NodeExists, StoreError, StoreUnavailable
+from groupctl.store.base import MetadataStore, NodeExists, Op, StoreUnavailable
 from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter, register_broker
 
@@ -89,11 +89,11 @@ class Node:
             self.store, config.node_id, partitions=config.group_partitions,
             session_timeout_s=config.zk_session_timeout_s, handback_delay_s=config.handback_delay_s,
             now_ms=now_ms, on_gained=self._partitions_gained, on_lost=self._partitions_lost,
-            settle=self.writes_settled,
+            on_suspend=self._suspend, settle=self.writes_settled,
         )
-        self.writer = RecordWriter(self.store, config.node_id, fence=self.election.fence)
+        self.writer = RecordWriter(self.store, config.node_id)
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id)
-        self.topics = TopicRegistry(self.writer.write, self.live_nodes)
+        self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.documents = GroupDocuments(self.store, self.serves)
         self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
@@ -125,15 +125,15 @@ class Node:
         """Once listening: register, take part in the election, watch topics, create the
         configured topics and serve stored rebalance requests."""
         await self.register(host, port)
+        on_session_lost = getattr(self.store, "on_session_lost", None)
+        if on_session_lost is not None:
+            self._unsubscribe_session = on_session_lost(self._register_again)
         await self.election.start()
         self.placement.partitions = self.election.partitions
         await self.topic_watch.start()
         await self.topics.ensure(self.config.topics)
         await self.rebalance_requests.start()
         await self._settle_placement(timeout_s=CLAIM_GRACE_S + 3.0)
-        on_session_lost = getattr(self.store, "on_session_lost", None)
-        if on_session_lost is not None:
-            self._unsubscribe_session = on_session_lost(self._register_again)
 
     async def _settle_placement(self, timeout_s: float) -> None:
         """Wait (bounded) until every group partition has a live leader and ours are loaded, so a
@@ -213,9 +213,11 @@ class Node:
                 future.set_exception(CoordinatorUnavailable(reason))
 
     async def writes_settled(self) -> None:
-        """Return once every result submitted so far is durable (or failed)."""
-        while not self._idle():
-            await asyncio.wait([self._last_write])
+        """Return once every result submitted so far is durable (or failed); results submitted
+        meanwhile are not waited for (results complete in order: the newest one is enough)."""
+        newest = self._last_write
+        if newest is not None and not newest.done():
+            await asyncio.wait([newest])
 
     async def quiesce(self, timeout_s: float = 10.0) -> None:
         """For shutdown: let every pending write finish and its replies go out, then fail the
@@ -228,10 +230,10 @@ class Node:
     async def close(self) -> None:
         if self._unsubscribe_session is not None:
             self._unsubscribe_session()
+        await self.election.close()  # no more claims or loads: the session ends below
         await self.rebalance_requests.close()
         await self.topic_watch.close()
         await self.quiesce()
-        await self.election.close()
         if self._loader is not None:
             self._loader.cancel()
             await asyncio.gather(self._loader, return_exceptions=True)
@@ -253,31 +255,49 @@ class Node:
             self._loader.add_done_callback(_log_failure)
 
     async def _load_partitions(self) -> None:
-        """Load the partitions won, a batch at a time (one scan of `/groups` per batch)."""
+        """Load the partitions won, a batch at a time (one scan of `/groups` per batch). After a
+        failure each partition is retried on its own, so one unreadable partition (a corrupt
+        document, logged) does not hold the others up."""
         delay = 0.1
+        singly = False
         while self._to_load:
-            batch = set(self._to_load)
-            partition_of = self.placement.partition_of
+            batch = {min(self._to_load)} if singly else set(self._to_load)
+            self._to_load -= batch  # a partition won again while we read is queued anew
             try:
-                records = await self.writer.load(topics=False, wanted_group=lambda g: partition_of(g) in batch)
-            except StoreError as exc:
-                log.warning("loading group partition(s) %s failed (%s); retrying", sorted(batch), exc)
+                records = await self._read_partitions(batch)
+            except Exception as exc:  # noqa: BLE001 - the store, or a document it holds, is bad
+                log.error("loading group partition(s) %s failed (%s); retrying", partition_ranges(batch), exc)
+                self._to_load |= batch & self.placement.loading
+                singly = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-                self._to_load &= self.placement.loading
                 continue
-            self._to_load -= batch
-            batch &= self.placement.loading  # partitions lost while loading stay unloaded
-            records = [r for r in records if partition_of(r.group) in batch]
-            detail = f"node {self.config.node_id} took over group partition {sorted(batch)[0]}" if len(batch) == 1 \
-                else f"node {self.config.node_id} took over {len(batch)} group partitions"
-            result = self.core.load(records, self.now_ms(), detail)
-            self.placement.loading -= batch
-            self.placement.serving |= batch
-            groups = len({r.group for r in records})
-            log.info("serving group partition(s) %s: %d group(s) loaded", partition_ranges(batch), groups)
-            self.submit(result)
-            self.rebalance_requests.rescan()
+            delay, singly = 0.1, False
+            self._take_over(batch & self.placement.loading, records)  # lost meanwhile: stays unloaded
+
+    async def _read_partitions(self, batch: set[int]) -> list[Record]:
+        partition_of = self.placement.partition_of
+        return await self.writer.load(topics=False, wanted_group=lambda g: partition_of(g) in batch)
+
+    def _take_over(self, batch: set[int], records: list[Record]) -> None:
+        """Hand the partitions' groups to the core and start serving them."""
+        if not batch:
+            return
+        records = [r for r in records if self.placement.partition_of(r.group) in batch]
+        node = self.config.node_id
+        detail = (f"node {node} took over group partition {min(batch)}" if len(batch) == 1
+                  else f"node {node} took over {len(batch)} group partitions")
+        result = self.core.load(records, self.now_ms(), detail)
+        self.placement.loading -= batch
+        self.placement.serving |= batch
+        log.info("serving group partition(s) %s: %d group(s) loaded", partition_ranges(batch),
+                 len({r.group for r in records}))
+        self.submit(result)
+        self.rebalance_requests.rescan()
+
+    def _suspend(self, suspended: bool) -> None:
+        """The store's connection dropped (True) or came back (False); see Placement.suspended."""
+        self.placement.suspended = suspended
 
     def _partitions_lost(self, partitions: set[int]) -> None:
         """Stop serving `partitions` now: their groups leave the core (parked requests answer
@@ -321,19 +341,36 @@ class Node:
         if not result.records and self._idle():
             self._deliver(result.replies)
             return
+        try:
+            checks = self._leadership_checks(result.records)
+        except NotLeader as exc:  # the core produced records for a group it no longer serves
+            self._fail(result.replies, exc)
+            self._write_failed(result.records)
+            return
         previous = self._last_write
         self._last_write = asyncio.get_running_loop().create_task(
-            self._persist(result, previous, self._write_failures))
+            self._persist(result, previous, self._write_failures, checks))
+
+    def _leadership_checks(self, records: list[Record]) -> list[Op]:
+        """The fences of the records' groups as they are now, when the core produced them: a
+        write that reaches the store after this node claimed a partition again must fail, not
+        land on top of what the new claim loaded."""
+        checks: dict[str, Op] = {}
+        for record in records:
+            for check in self.election.fence(record.group):
+                checks[check.path] = check
+        return list(checks.values())
 
     def _idle(self) -> bool:
         return self._last_write is None or self._last_write.done()
 
-    async def _persist(self, result: Result, previous: Optional[asyncio.Task], failures_before: int) -> None:
+    async def _persist(self, result: Result, previous: Optional[asyncio.Task], failures_before: int,
+                       checks: list[Op]) -> None:
         """Write, wait for the earlier writes, deliver. A write that failed meanwhile fails these
         replies too: the result was computed by a core that included the failed records."""
         try:
             if result.records:
-                await self.writer.write(list(result.records))
+                await self.writer.write(list(result.records), checks)
             if previous is not None and not previous.done():
                 await asyncio.wait([previous])  # writes complete in order; replies follow them
         except Exception as exc:  # noqa: BLE001 - any failure leaves the core ahead of the store
@@ -405,13 +442,15 @@ class Node:
         topic that gained partitions (the original design's ZooKeeper watch). Growth is judged
         against what the watch reported last, not the registry, which this node's own
         CreatePartitions has already updated."""
-        self.writer.forget_topic(name)
         before = self._topics_seen.pop(name, None)
-        self.topics.observe(name, record)
+        known = self.topics.observe(name, record)
         if record is None:
             self._topic_deleted(name)
             return
         self._topics_seen[name] = record
+        recreated = before is not None and before.topic_id != record.topic_id
+        if recreated and (known is None or known.topic_id != record.topic_id):
+            self._topic_deleted(name)  # deleted and created again elsewhere, faster than the watch could tell
         if before is not None and before.topic_id == record.topic_id and len(record.replicas) > len(before.replicas):
             detail = f"topic {name} grew from {len(before.replicas)} to {len(record.replicas)} partitions"
             log.info("%s: rebalancing its groups", detail)

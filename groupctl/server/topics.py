@@ -51,7 +51,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Optional, 
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
-from groupctl.store.base import NodeExists
+from groupctl.store.base import BadVersion, NodeExists, NoNode
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 MAX_PARTITIONS = 10_000
@@ -95,11 +95,15 @@ def _check_replicas(p: int, nodes: Sequence[int], live: Sequence[int]) -> None:
 
 
 class TopicRegistry:
-    def __init__(self, write: Callable[[list[Record]], Awaitable[None]], node_ids: Callable[[], list[int]]) -> None:
+    def __init__(self, write: Callable[[list[Record]], Awaitable[None]], node_ids: Callable[[], list[int]],
+                 reload: Optional[Callable[[str], Awaitable[Optional[TopicRecord]]]] = None) -> None:
         """`write` persists records (the node's RecordWriter); `node_ids` lists the live nodes
-        new partitions may be placed on."""
+        new partitions may be placed on; `reload` (in a cluster) reads a topic's stored record
+        afresh so that a change is planned against exactly what its compare-and-set write will
+        find (another node may have changed the topic a moment ago)."""
         self._write = write
         self._node_ids = node_ids
+        self._reload = reload
         self._by_name: dict[str, TopicRecord] = {}
         self._by_id: dict[str, TopicRecord] = {}
         # name -> future of the pending creation: its TopicRecord, or None if the write failed.
@@ -306,10 +310,27 @@ class TopicRegistry:
             return self.plan_partitions(name, count, assignments)
         self.plan_partitions(name, count, assignments)  # refuse at once what is wrong now
         async with self._turn(name):
+            await self._refresh(name)
             record = self.plan_partitions(name, count, assignments)
-            await self._write([record])
-            self.replay(record)
+            await self._write_change(record)
         return record
+
+    async def _refresh(self, name: str) -> None:
+        """Plan the next change of `name` against the store, not a watch that may lag behind."""
+        if self._reload is not None:
+            stored = await self._reload(name)
+            self.replay(stored if stored is not None else TopicTombstone(name))
+
+    async def _write_change(self, record: Record) -> None:
+        """Write a change of an existing topic and apply it. Another node's change between our
+        read and our compare-and-set write fails it: retriable NOT_CONTROLLER, as Kafka answers
+        a request that reached a controller whose view was stale."""
+        try:
+            await self._write([record])
+        except (BadVersion, NoNode):
+            raise TopicError(ErrorCode.NOT_CONTROLLER,
+                             f"topic {record.name!r} changed concurrently; try again") from None
+        self.replay(record)
 
     # --- deletion ----------------------------------------------------------------------------
 
@@ -323,12 +344,11 @@ class TopicRegistry:
         self._deleting.add(name)
         try:
             async with self._turn(name):
+                await self._refresh(name)
                 record = self._by_name.get(name)
                 if record is None:  # another node deleted it while this deletion waited
                     raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-                tombstone = TopicTombstone(name)
-                await self._write([tombstone])
-                self.replay(tombstone)
+                await self._write_change(TopicTombstone(name))
         finally:
             self._deleting.discard(name)
         return record

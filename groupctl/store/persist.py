@@ -33,9 +33,10 @@ Invariants:
   acknowledged before an earlier call.)
 - An offset commit for a group without a document creates an Empty group document (a
   memberless group using simple commits) in the same transaction.
-- With a `fence` (a coordinator cluster node), a transaction that touches groups also carries
-  the fence's checks for each of them (this node's leadership of the groups' partitions, see
-  `groupctl.server.election`), so it fails as a whole once another node has taken one over.
+- A call may carry `checks` (a coordinator cluster node's leadership of the groups' partitions,
+  taken when the records were produced; see `groupctl.server.election`): the transaction
+  carrying the call carries them too, so it fails as a whole once another node has taken one of
+  those partitions over, or this node has claimed it again since.
 - `load_records` returns records in replay order: all topics, then per group its
   GroupMetadataRecord followed by its OffsetCommitRecords (sorted by topic, partition).
 
@@ -452,12 +453,18 @@ class _Batch:
         return deletes + writes
 
 
+def _distinct(checks: Iterable[Op]) -> list[Op]:
+    """Each check once, in first-seen order (calls on one partition carry the same checks)."""
+    return list(dict.fromkeys(checks))
+
+
 @dataclass
 class _Call:
     """One `write()` waiting for its transaction."""
 
     records: list[Record]
     scopes: set[_Scope]
+    checks: list[Op]
     done: asyncio.Future
 
 
@@ -468,11 +475,9 @@ class RecordWriter:
     also primes the cache), then `await writer.write(records)` from any task.
     """
 
-    def __init__(self, store: MetadataStore, node_id: int,
-                 fence: Optional[Callable[[str], list[Op]]] = None) -> None:
+    def __init__(self, store: MetadataStore, node_id: int) -> None:
         self.store = store
         self.node_id = node_id
-        self._fence = fence
         self._cache: dict[str, _Doc] = {}
         self._loaded: set[_Scope] = set()
         self._queue: list[_Call] = []
@@ -503,19 +508,24 @@ class RecordWriter:
         another node, whose writes this cache would not see); a later write re-reads them."""
         self._forget({scope for scope in self._loaded if scope[0] == "group" and belongs(scope[1])})
 
-    def forget_topic(self, name: str) -> None:
-        """Drop a topic's cached document (another node may have changed it)."""
+    async def reload_topic(self, name: str) -> Optional[TopicRecord]:
+        """Read the topic's stored record afresh (None: absent) and cache it, so that the next
+        write of the topic is a compare-and-set against exactly what this returned."""
         self._forget({("topic", name)})
+        await self._load_scope(("topic", name))
+        doc = self._cache.get(topic_path(name))
+        return None if doc is None else TopicRecord.from_document(name, doc.value)
 
-    async def write(self, records: Iterable[Record]) -> None:
+    async def write(self, records: Iterable[Record], checks: Iterable[Op] = ()) -> None:
         """Return when `records` are durable (all of them, in one transaction with whatever
-        other calls were coalesced with them). Cancelling the await does not withdraw them."""
+        other calls were coalesced with them, and with `checks`, which must hold for any of it
+        to be written). Cancelling the await does not withdraw them."""
         records = list(records)
         if not records:
             return
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        self._queue.append(_Call(records, {_scope_of(r) for r in records}, done))
+        self._queue.append(_Call(records, {_scope_of(r) for r in records}, list(checks), done))
         if not self._dispatch_scheduled:
             # Dispatch on the next loop iteration: the calls every task woken in this iteration
             # makes (one per request read from a socket) go into one transaction.
@@ -554,7 +564,8 @@ class RecordWriter:
 
     async def _run(self, calls: list[_Call], scopes: set[_Scope]) -> None:
         try:
-            await self._commit([r for call in calls for r in call.records], scopes)
+            await self._commit([r for call in calls for r in call.records], scopes,
+                               _distinct(check for call in calls for check in call.checks))
         except asyncio.CancelledError:  # the loop is shutting down: nothing more is started
             for call in calls:
                 call.done.cancel()
@@ -571,7 +582,7 @@ class RecordWriter:
         self._in_flight.discard(asyncio.current_task())
         self._dispatch()
 
-    async def _commit(self, records: list[Record], scopes: set[_Scope]) -> None:
+    async def _commit(self, records: list[Record], scopes: set[_Scope], checks: list[Op]) -> None:
         try:
             for scope in sorted(scopes - self._loaded):
                 await self._load_scope(scope)
@@ -581,7 +592,6 @@ class RecordWriter:
             ops = batch.ops()
             if not ops:
                 return
-            checks = self._fences(scopes)
             versions = (await self.store.transaction(checks + ops))[len(checks):]
         except BaseException:
             self._forget(scopes)
@@ -593,17 +603,7 @@ class RecordWriter:
                 self._cache[op.path] = _Doc(-1, None)
             else:
                 self._cache[op.path] = _Doc(version, batch.final[op.path])
-
-    def _fences(self, scopes: set[_Scope]) -> list[Op]:
-        """The leadership checks the groups' writes carry (none for topics, or without a fence)."""
-        if self._fence is None:
-            return []
-        checks: dict[str, Op] = {}
-        for kind, name in sorted(scopes):
-            if kind == "group":
-                for check in self._fence(name):
-                    checks[check.path] = check
-        return list(checks.values())
+        self._forget(scopes - self._loaded)  # forgotten while in flight: keep them forgotten
 
     async def _load_scope(self, scope: _Scope) -> None:
         kind, name = scope

@@ -156,6 +156,8 @@ class ZooKeeperStore:
         self._closing = False
         self._connected: Optional[asyncio.Future] = None
         self._session_lost: list[Callable[[], None]] = []
+        self._connection_listeners: list[Callable[[bool], None]] = []
+        self._suspended = False  # the connection dropped and has not come back yet
 
     async def start(self) -> None:
         """Connect (bounded by `connect_timeout_s`) and make sure the chroot exists."""
@@ -202,6 +204,19 @@ class ZooKeeperStore:
         def unsubscribe() -> None:
             if callback in self._session_lost:
                 self._session_lost.remove(callback)
+
+        return unsubscribe
+
+    def on_connection_change(self, callback: Callable[[bool], None]) -> Callable[[], None]:
+        """Call `callback(False)` on the event loop when the connection to ZooKeeper drops (the
+        session may be expiring meanwhile), and `callback(True)` when it is back (same session,
+        or a new one after a loss, which `on_session_lost` reports first); returns an
+        unsubscribe function."""
+        self._connection_listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._connection_listeners:
+                self._connection_listeners.remove(callback)
 
         return unsubscribe
 
@@ -366,7 +381,13 @@ class ZooKeeperStore:
     def _state_changed(self, state: str) -> None:
         if state == KazooState.CONNECTED and not self._connected.done():
             self._connected.set_result(None)
-        elif state == KazooState.LOST and self._open and not self._closing:
+        if self._open and not self._closing and state in (KazooState.SUSPENDED, KazooState.CONNECTED):
+            connected = state == KazooState.CONNECTED
+            if connected == self._suspended:  # a change: suspended, or connected again
+                self._suspended = not connected
+                for listener in list(self._connection_listeners):
+                    listener(connected)
+        if state == KazooState.LOST and self._open and not self._closing:
             log.warning("ZooKeeper session at %s lost; ephemeral nodes are gone", self.connect)
             for callback in list(self._session_lost):
                 callback()

@@ -9,12 +9,15 @@ import time
 
 import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest
+from kazoo.client import KazooClient, KazooState
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.records import OffsetCommitRecord
+from groupctl.server import election
 from groupctl.server.election import leader_path, partition_path, preferred_node
 from groupctl.server.runtime import Node
+from groupctl.server.topics import TopicError
 from groupctl.store.base import BadVersion, CheckVersion
 from groupctl.store.persist import RecordWriter, offset_topic_path
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
@@ -125,9 +128,9 @@ def test_a_write_carrying_a_stale_leadership_fence_is_rejected_and_changes_nothi
             store = ZooKeeperStore(zk_connect, session_timeout_s=4.0)
             await store.start()
             try:
-                writer = RecordWriter(store, 9, fence=lambda group: stale)
+                writer = RecordWriter(store, 9)
                 with pytest.raises(BadVersion):
-                    await writer.write([commit("g", 99)])
+                    await writer.write([commit("g", 99)], stale)
                 stored = await store.get(offset_topic_path("g", "t"))
                 assert json.loads(stored.data)["partitions"]["0"]["offset"] == 5
             finally:
@@ -186,3 +189,84 @@ def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership
         assert node.serves("g") and node.election.leaders[group_partition("g", PARTITIONS)].epoch > epoch
     finally:
         coordinator.stop()
+
+
+@pytest.mark.zookeeper
+def test_a_stale_no_leader_event_for_our_own_partition_is_repaired_by_claiming_it_again(zk_connect):
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
+        try:
+            p = group_partition("g", PARTITIONS)
+            epoch = node.election.leaders[p].epoch
+            node.election._on_leader(p, None)  # as if a watch delivered an old "no leader" state late
+            assert not node.serves("g")  # stepped down at once, although ZooKeeper still names us
+            await eventually(lambda: node.serves("g"), what="the partition served again")
+            assert node.election.leaders[p].epoch > epoch
+        finally:
+            await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_while_the_zookeeper_connection_is_down_groups_are_not_served_and_come_back_with_it(zk_connect):
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
+        try:
+            node.store._state_changed(KazooState.SUSPENDED)  # what kazoo reports when the connection drops
+            assert node.placement.error("g") is ErrorCode.COORDINATOR_NOT_AVAILABLE
+            assert node.election.led() == set(range(PARTITIONS))  # the fences stay: the session may survive
+            node.store._state_changed(KazooState.CONNECTED)  # the same session is back
+            assert node.serves("g")
+        finally:
+            await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_hand_backs_to_a_node_that_never_claims_slow_down(zk_connect, monkeypatch):
+    hosts, chroot = split_connect(zk_connect)
+    monkeypatch.setattr(election, "CLAIM_GRACE_S", 0.1)  # orphaned partitions are reclaimed at once
+
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
+        squatter = KazooClient(hosts=hosts)  # registered like a node, but takes no part in the election
+        squatter.start(timeout=10)
+        try:
+            squatter.create(f"{chroot}/brokers/ids/7", b'{"host":"127.0.0.1","port":1,"node_id":7}',
+                            ephemeral=True)
+            (theirs, *_) = [p for p in range(PARTITIONS) if preferred_node(p, {0, 7}) == 7]
+            regained = []
+            original = node.election._on_gained
+            node.election._on_gained = lambda ps: (regained.extend(ps & {theirs}), original(ps))
+            await asyncio.sleep(6)
+            # Without the back-off a hand-back every ~0.3 s (delay + grace): ~20 in 6 s. With the
+            # delay doubling from 0.2 s after each hand-back nobody took: about 5.
+            assert 2 <= len(regained) <= 6
+        finally:
+            squatter.stop()
+            squatter.close()
+            await node.close()
+
+    run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_adding_partitions_on_a_node_with_a_stale_view_cannot_shrink_the_topic(zk_connect):
+    async def scenario():
+        a = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0, topics=(("t", 2),))
+        b = await start_node(1, zk=zk_connect, zk_session_timeout_s=4.0)
+        try:
+            await eventually(lambda: b.topics.get("t") is not None, what="the topic seen by node 1")
+            await a.topics.add_partitions("t", 5)
+            with pytest.raises(TopicError) as refused:
+                await b.topics.add_partitions("t", 4)  # planned against the store, not b's watch
+            assert refused.value.code is ErrorCode.INVALID_PARTITIONS
+            stored = await a.writer.reload_topic("t")
+            assert len(stored.replicas) == 5
+        finally:
+            await b.close()
+            await a.close()
+
+    run(scenario())

@@ -54,11 +54,11 @@ class HeldWrites:
         self.fail = False
         node.writer.write = self.write
 
-    async def write(self, records):
+    async def write(self, records, checks=()):
         await self.release.wait()
         if self.fail:
             raise StoreUnavailable("injected store failure")
-        await self.real(records)
+        await self.real(records, checks)
 
 
 async def started_node(**overrides) -> Node:

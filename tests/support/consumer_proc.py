@@ -1,12 +1,19 @@
 """A real Kafka consumer in its own process, for tests that kill members.
 
     python -m tests.support.consumer_proc CLIENT BOOTSTRAP GROUP TOPIC [--session-timeout-ms N]
-        [--max-seconds S] [--debug-log PATH]
+        [--max-seconds S] [--debug-log PATH] [--report-commits] [--request-timeout-ms N]
 
 CLIENT is `kafka-python` or `confluent`. Prints one JSON object per line to stdout:
 {"event": "assigned", "partitions": [[topic, p], ...]} after every rebalance it observes, and
 {"event": "consumed", "records": [[topic, p, offset, value], ...]} for each non-empty poll, after
 committing synchronously. Exits by itself after --max-seconds (bounded test loops).
+--report-commits (kafka-python only) commits exactly the polled partitions' next offsets, prints
+{"event": "committed", "offsets": [[topic, p, offset], ...]} once the coordinator acknowledged
+them, and lives through a failed commit as an application committing across rebalances and
+coordinator moves does: it prints {"event": "commit_failed", "error": NAME} and polls on (the
+records are delivered again to whoever owns the partition next).
+--request-timeout-ms (kafka-python only; default the larger of 30 s and the session timeout + 5 s)
+bounds how long a request to a node that stopped answering (SIGSTOP) blocks the consumer.
 --debug-log writes the client library's DEBUG log to PATH (for diagnosing a stuck member).
 kafka-python runs with one client bug worked around (see `count_pending_join_as_rejoin`).
 """
@@ -64,7 +71,7 @@ def run_kafka_python(args) -> None:
         bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.client_id,
         enable_auto_commit=False, auto_offset_reset="earliest",
         session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=args.session_timeout_ms // 6,
-        request_timeout_ms=max(30000, args.session_timeout_ms + 5000),
+        request_timeout_ms=args.request_timeout_ms or max(30000, args.session_timeout_ms + 5000),
     )
     consumer.subscribe([args.topic], listener=Listener())
     deadline = time.monotonic() + args.max_seconds
@@ -72,11 +79,28 @@ def run_kafka_python(args) -> None:
         while time.monotonic() < deadline:
             polled = consumer.poll(timeout_ms=200)
             records = [[r.topic, r.partition, r.offset, r.value.decode()] for rs in polled.values() for r in rs]
-            if records:
+            if records and args.report_commits:
+                commit_and_report(consumer, polled)
+            elif records:
                 consumer.commit()
+            if records:
                 emit({"event": "consumed", "records": records})
     finally:
         consumer.close()
+
+
+def commit_and_report(consumer, polled) -> None:
+    """Commit the next offset of every polled partition; report the acknowledgement or the failure."""
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata
+
+    offsets = {tp: OffsetAndMetadata(rs[-1].offset + 1, "", -1) for tp, rs in polled.items() if rs}
+    try:
+        consumer.commit(offsets)
+    except KafkaError as exc:
+        emit({"event": "commit_failed", "error": type(exc).__name__})
+        return
+    emit({"event": "committed", "offsets": sorted([tp.topic, tp.partition, o.offset] for tp, o in offsets.items())})
 
 
 def run_confluent(args) -> None:
@@ -116,6 +140,8 @@ def main() -> None:
     parser.add_argument("--session-timeout-ms", type=int, default=6000)
     parser.add_argument("--max-seconds", type=float, default=120)
     parser.add_argument("--debug-log", default=None)
+    parser.add_argument("--report-commits", action="store_true")
+    parser.add_argument("--request-timeout-ms", type=int, default=None)
     args = parser.parse_args()
     if args.debug_log:
         import logging

@@ -15,8 +15,11 @@ partition count.
 
 Deliberate difference from Apache Kafka: Kafka's classic-protocol coordinator leaves this to the
 clients (the group leader notices the partition count change in its metadata and rejoins);
-groupctl also rebalances from the server, so clients that do not watch metadata (or watch it
-slowly) still get the new partitions.
+groupctl also rebalances from the server, so the leader assigns again at once instead of at its
+next metadata refresh (kafka-python: every 5 minutes). A leader that fetches metadata before
+assigning (librdkafka) hands the new partitions out in this rebalance; kafka-python 3.0.12's
+assigns from its cached metadata, then refreshes it and rejoins at once ("leader rejoin"),
+which hands them out one rebalance later.
 """
 
 from __future__ import annotations
