@@ -163,11 +163,10 @@ def commit_error(response) -> int:
     return response.topics[0].partitions[0].error_code
 
 
-# -- a. kill -9 ----------------------------------------------------------------------------------
-
-
-def test_a_killed_coordinator_s_group_is_stable_on_another_node_with_every_acknowledged_commit(cluster):
-    group = group_least_preferring(TOPIC_NODE, [0, 1, 2], "orders")
+def group_at_work(cluster, prefix: str):
+    """A topic on TOPIC_NODE, a steady producer and three committing consumers in a Stable group
+    that TOPIC_NODE never coordinates: (group, producer, consumers, the group's Stable document)."""
+    group = group_least_preferring(TOPIC_NODE, [0, 1, 2], prefix)
     create_topic_on(cluster.bootstrap(), TOPIC, PARTITIONS, TOPIC_NODE)
     producer = SteadyProducer(cluster.bootstrap(), TOPIC, PARTITIONS)
     consumers = start_consumers(cluster.bootstrap(), group)
@@ -175,6 +174,18 @@ def test_a_killed_coordinator_s_group_is_stable_on_another_node_with_every_ackno
         wait_until(lambda: cover_the_topic(consumers), 60, message="three consumers owning all partitions")
         document = wait_until(lambda: cluster.stable_on(group, cluster.leader_of(group), after_generation=0,
                                                         members=3), 30, message="a Stable group document")
+    except BaseException:
+        stop_all(consumers, producer)
+        raise
+    return group, producer, consumers, document
+
+
+# -- a. kill -9 ----------------------------------------------------------------------------------
+
+
+def test_a_killed_coordinator_s_group_is_stable_on_another_node_with_every_acknowledged_commit(cluster):
+    group, producer, consumers, document = group_at_work(cluster, "orders")
+    try:
         timings = []
         for cycle in range(CYCLES):
             victim = document["coordinator"]
@@ -220,14 +231,8 @@ FENCED_OFFSET = 10**12  # an offset nobody else commits
 
 
 def test_a_paused_coordinator_steps_down_when_resumed_and_its_stale_writes_are_rejected(cluster):
-    group = group_least_preferring(TOPIC_NODE, [0, 1, 2], "audit")
-    create_topic_on(cluster.bootstrap(), TOPIC, PARTITIONS, TOPIC_NODE)
-    producer = SteadyProducer(cluster.bootstrap(), TOPIC, PARTITIONS)
-    consumers = start_consumers(cluster.bootstrap(), group)
+    group, producer, consumers, before = group_at_work(cluster, "audit")
     try:
-        wait_until(lambda: cover_the_topic(consumers), 60, message="three consumers owning all partitions")
-        before = wait_until(lambda: cluster.stable_on(group, cluster.leader_of(group), after_generation=0,
-                                                      members=3), 30, message="a Stable group document")
         stale = before["coordinator"]
         member = before["members"][0]["member_id"]
 
