@@ -82,7 +82,6 @@ CLAIM_GRACE_S = 2.0
 TICK_S = 0.2
 RETRY_S = 0.5  # a failed claim or release is tried again after this
 MAX_HANDBACK_DELAY_S = 600.0
-BROKER_READ_ATTEMPTS = 10
 LAYOUT_VERSION = 1
 
 
@@ -153,6 +152,7 @@ class Election:
         # before every one has (a first "no leader" arriving after our claim would read as a loss).
         self._unprimed: set[int] = set()
         self._unsubscribe: list[Callable[[], None]] = []
+        self._broker_watches: dict[int, Callable[[], None]] = {}  # node id -> unsubscribe
         self._dirty = False
         self._reconciling: Optional[asyncio.Task] = None
         self._wakeup: Optional[asyncio.TimerHandle] = None
@@ -202,7 +202,7 @@ class Election:
     async def close(self) -> None:
         """Stop taking part (the store's close ends the session and so our leadership)."""
         self._closed = True
-        for unsubscribe in self._unsubscribe:
+        for unsubscribe in [*self._unsubscribe, *self._broker_watches.values()]:
             unsubscribe()
         for handle in (self._wakeup, self._tick):
             if handle is not None:
@@ -235,30 +235,25 @@ class Election:
     # -- watches -----------------------------------------------------------------------------
 
     def _on_brokers(self, children: list[str]) -> None:
+        """The set of live nodes changed. Each live node's registration is followed by a data
+        watch of its own, so an address is current even when a node re-registers faster than
+        the children watch can tell (a delete and a create seen as one unchanged set)."""
         ids = {int(c) for c in children if c.lstrip("-").isdigit()}
         now = time.monotonic()
         for gone in set(self.brokers) - ids:
             del self.brokers[gone]
             self._live_since.pop(gone, None)
+            self._broker_watches.pop(gone)()
         for new in ids - set(self.brokers):
             self._live_since.setdefault(new, now)
             self.brokers[new] = {}
-            asyncio.get_running_loop().create_task(self._read_broker(new))
+            self._broker_watches[new] = self.store.watch(
+                f"{BROKER_IDS}/{new}", lambda node, node_id=new: self._on_broker(node_id, node))
         self._poke()
 
-    async def _read_broker(self, node_id: int) -> None:
-        delay = 0.1
-        for _ in range(BROKER_READ_ATTEMPTS):
-            try:
-                node = await self.store.get(f"{BROKER_IDS}/{node_id}")
-            except StoreError as exc:
-                log.warning("cannot read the registration of node %d (%s); retrying", node_id, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-                continue
-            if node is not None and node_id in self.brokers:
-                self.brokers[node_id] = _decode(node.data) or {}
-            return
+    def _on_broker(self, node_id: int, node: Optional[Node]) -> None:
+        if node is not None and node_id in self.brokers:
+            self.brokers[node_id] = _decode(node.data) or {}
 
     def _on_leader(self, partition: int, node: Optional[Node]) -> None:
         self._unprimed.discard(partition)

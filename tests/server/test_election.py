@@ -270,3 +270,29 @@ def test_adding_partitions_on_a_node_with_a_stale_view_cannot_shrink_the_topic(z
             await a.close()
 
     run(scenario())
+
+
+@pytest.mark.zookeeper
+def test_a_node_that_registers_again_at_a_new_address_is_advertised_at_it(zk_connect):
+    hosts, chroot = split_connect(zk_connect)
+
+    async def scenario():
+        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0)
+        other = KazooClient(hosts=hosts)
+        other.start(timeout=10)
+        path = f"{chroot}/brokers/ids/5"
+        try:
+            other.create(path, b'{"host":"127.0.0.1","port":1,"node_id":5}', ephemeral=True)
+            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 1), what="node 5 at port 1")
+            # Gone and back in one step: the set of live nodes never changes.
+            transaction = other.transaction()
+            transaction.delete(path)
+            transaction.create(path, b'{"host":"127.0.0.1","port":2,"node_id":5}', ephemeral=True)
+            transaction.commit()
+            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 2), what="node 5 at port 2")
+        finally:
+            other.stop()
+            other.close()
+            await node.close()
+
+    run(scenario())
