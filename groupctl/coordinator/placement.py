@@ -15,6 +15,7 @@ Invariants:
 - A partition is in at most one of `loading` and `serving`.
 - The core holds groups only of partitions in `loading` or `serving`: the runtime loads a
   partition's groups while it is `loading` and removes them when it leaves both.
+- `suspended` changes no partition's membership: it only keeps `serving` from being served.
 """
 
 from __future__ import annotations
@@ -81,11 +82,6 @@ class Placement:
         if partition in self.loading:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NOT_COORDINATOR
-
-    def owns(self, group_id: str) -> bool:
-        """True when the group's partition is loading or serving here (the core may hold it)."""
-        partition = group_partition(group_id, self.partitions)
-        return partition in self.serving or partition in self.loading
 
     @classmethod
     def everything(cls, partitions: int = DEFAULT_GROUP_PARTITIONS) -> "Placement":

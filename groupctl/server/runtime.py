@@ -63,7 +63,8 @@ _UNANSWERED: Any = object()  # marks "no reply to this token in the result"
 
 
 class CoordinatorUnavailable(Exception):
-    """The store did not accept the records of a result; its replies cannot be sent."""
+    """A result's replies cannot be sent: the store did not accept its records (or an earlier
+    result's, on which it may depend), or the node is shutting down."""
 
 
 def _log_failure(task: asyncio.Task) -> None:
