@@ -57,11 +57,20 @@ LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 MAX_PARTITIONS = 10_000
 
 
-def duplicate_names(topics: Iterable[Any]) -> set[str]:
-    """The names that appear more than once among a request's topics (each is refused with
-    INVALID_REQUEST, as Kafka does, rather than applying either)."""
+async def each_topic(topics: Sequence[Any], action: Callable[[Any], Awaitable[Any]]) -> list[tuple[Any, Any]]:
+    """Run `action(topic)` for the topics of a CreateTopics/CreatePartitions request, in order:
+    [(topic, its result, or the TopicError it raised)]. A name that appears more than once is
+    refused with INVALID_REQUEST without running, as Kafka does (rather than applying either)."""
     counts = Counter(topic.name for topic in topics)
-    return {name for name, count in counts.items() if count > 1}
+    outcomes = []
+    for topic in topics:
+        try:
+            if counts[topic.name] > 1:
+                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
+            outcomes.append((topic, await action(topic)))
+        except TopicError as exc:
+            outcomes.append((topic, exc))
+    return outcomes
 
 
 def topic_name_error(name: Optional[str]) -> Optional[str]:

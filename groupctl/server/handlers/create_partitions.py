@@ -19,9 +19,8 @@ when the node sees the new partition count (the server's topic watch), not in th
 """
 
 
-from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.server.topics import TopicError, duplicate_names
+from groupctl.server.topics import TopicError, each_topic
 
 
 def _assignments(topic):
@@ -34,16 +33,14 @@ def _assignments(topic):
 @api(key=37, versions=(0, 3))
 async def handle_create_partitions(ctx, request):
     entry = ctx.response_class.CreatePartitionsTopicResult
-    duplicated = duplicate_names(request.topics)
-    results = []
-    for topic in request.topics:
-        try:
-            if topic.name in duplicated:
-                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
-            await ctx.node.topics.add_partitions(topic.name, topic.count, _assignments(topic),
-                                                 validate_only=request.validate_only)
-        except TopicError as exc:
-            results.append(entry(name=topic.name, error_code=exc.code, error_message=str(exc)))
-            continue
-        results.append(entry(name=topic.name, error_code=0, error_message=None))
+
+    async def add(topic):
+        return await ctx.node.topics.add_partitions(topic.name, topic.count, _assignments(topic),
+                                                    validate_only=request.validate_only)
+
+    results = [
+        entry(name=topic.name, error_code=outcome.code, error_message=str(outcome))
+        if isinstance(outcome, TopicError) else entry(name=topic.name, error_code=0, error_message=None)
+        for topic, outcome in await each_topic(request.topics, add)
+    ]
     return ctx.respond(throttle_time_ms=0, results=results)

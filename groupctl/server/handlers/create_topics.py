@@ -18,7 +18,7 @@ import uuid
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.server.topics import TopicError, duplicate_names
+from groupctl.server.topics import TopicError, each_topic
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -42,26 +42,24 @@ def _plan(ctx, topic):
 @api(key=19, versions=(2, 7))
 async def handle_create_topics(ctx, request):
     entry = ctx.response_class.CreatableTopicResult
-    duplicated = duplicate_names(request.topics)
+
+    async def create(topic):
+        record = _plan(ctx, topic)
+        return record if request.validate_only else await ctx.node.topics.create(record)
+
     results = []
-    for topic in request.topics:
-        try:
-            if topic.name in duplicated:
-                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
-            record = _plan(ctx, topic)
-            if not request.validate_only:
-                await ctx.node.topics.create(record)
-        except TopicError as exc:
-            results.append(entry(name=topic.name, topic_id=ZERO_UUID, error_code=exc.code,
-                                 error_message=str(exc), num_partitions=-1, replication_factor=-1,
+    for topic, outcome in await each_topic(request.topics, create):
+        if isinstance(outcome, TopicError):
+            results.append(entry(name=topic.name, topic_id=ZERO_UUID, error_code=outcome.code,
+                                 error_message=str(outcome), num_partitions=-1, replication_factor=-1,
                                  configs=None))
             continue
         results.append(entry(
-            name=record.name,
-            topic_id=uuid.UUID(record.topic_id) if not request.validate_only else ZERO_UUID,
+            name=outcome.name,
+            topic_id=uuid.UUID(outcome.topic_id) if not request.validate_only else ZERO_UUID,
             error_code=0, error_message=None,
-            num_partitions=len(record.replicas),
-            replication_factor=len(record.replicas[0]),
+            num_partitions=len(outcome.replicas),
+            replication_factor=len(outcome.replicas[0]),
             configs=[],
         ))
     return ctx.respond(throttle_time_ms=0, topics=results)
