@@ -123,8 +123,9 @@ class Election:
     """This node's part in electing group-partition leaders; see the module docstring.
 
     `on_gained(partitions)` and `on_lost(partitions)` are called on the event loop, `on_lost`
-    synchronously at the moment this node stops leading; `settle()` is awaited before a
-    partition is handed back (the runtime's pending writes finish under the old fence).
+    synchronously at the moment this node stops leading; `on_suspend(True/False)` when the
+    connection to ZooKeeper drops and comes back; `settle()` is awaited before a partition is
+    handed back (the runtime's pending writes finish under the old fence).
     """
 
     def __init__(self, store: MetadataStore, node_id: int, *, partitions: int, session_timeout_s: float,
