@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 $(TEST_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/pip install --quiet -e '.[test,spark]' --config-settings editable_mode=compat
 	touch $@
 
 venv: $(STAMP)
@@ -24,7 +24,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/groupctl coordinator run --host 127.0.0.1 --port 9092 --data-dir .groupctl-data
 
-## Install what the tests need (venv, test deps, Debian's zookeeper and kcat) and run them all.
+## Install what the tests need (venv, test deps, the spark extra, Debian's zookeeper and kcat) and run them all.
 test: $(TEST_STAMP) system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
