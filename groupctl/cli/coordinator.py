@@ -56,6 +56,13 @@ def run(
     handback_delay_s: float = typer.Option(
         10.0, min=0.0, help="Seconds a (re)started node must be live before other nodes hand its "
         "preferred group partitions back."),
+    journal_dir: Optional[Path] = typer.Option(
+        None, help="Where to write the event journal (rebalances, joins, leaves, commits; JSON Lines). "
+        "Default: DATA_DIR/journal; no journal without either."),
+    journal_segment_bytes: int = typer.Option(
+        64 * 1024 * 1024, min=1, help="Start a new journal file when the current one reaches this size (bytes)."),
+    journal_keep_segments: int = typer.Option(
+        16, min=0, help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
@@ -71,6 +78,7 @@ def run(
         raise BadInput("--initial-rebalance-delay-ms must not be negative")
     from groupctl.coordinator.classic.coordinator import GroupConfig
     from groupctl.server.config import NodeConfig
+    from groupctl.server.journal import JournalError
     from groupctl.server.main import run_node
 
     config = NodeConfig(
@@ -78,14 +86,18 @@ def run(
         zk=zk, zk_session_timeout_s=zk_session_timeout_s, topics=topics,
         group_partitions=group_partitions, handback_delay_s=handback_delay_s,
         auto_create_topics=auto_create_topics, default_partitions=default_partitions,
-        max_frame_bytes=max_frame_bytes,
+        max_frame_bytes=max_frame_bytes, journal_dir=journal_dir,
+        journal_segment_bytes=journal_segment_bytes, journal_keep_segments=journal_keep_segments,
         groups=GroupConfig(
             min_session_timeout_ms=min_session_timeout_ms,
             max_session_timeout_ms=max_session_timeout_ms,
             initial_rebalance_delay_ms=initial_rebalance_delay_ms,
         ),
     )
-    run_node(config, log_level=log_level)
+    try:
+        run_node(config, log_level=log_level)
+    except JournalError as exc:
+        raise CliError(f"journal: {exc}") from exc
 
 
 @app.command("find")

@@ -9,6 +9,7 @@ from typing import Optional
 from groupctl.coordinator.classic.coordinator import GroupConfig
 from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS
 from groupctl.protocol.framing import DEFAULT_MAX_FRAME_BYTES
+from groupctl.server.journal import DEFAULT_KEEP_SEGMENTS, DEFAULT_SEGMENT_BYTES
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,15 @@ class NodeConfig:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     cluster_id: str = "groupctl"
     groups: GroupConfig = field(default_factory=GroupConfig)
+    journal_dir: Optional[Path] = None  # the event journal; default: data_dir/journal (none without a data dir)
+    journal_segment_bytes: int = DEFAULT_SEGMENT_BYTES  # rotate the active segment at this size
+    journal_keep_segments: int = DEFAULT_KEEP_SEGMENTS  # segments kept, the active one included; 0: all
+
+    def journal_path(self) -> Optional[Path]:
+        """Where the event journal is written: `journal_dir`, else `data_dir/journal`, else none."""
+        if self.journal_dir is not None:
+            return self.journal_dir
+        return self.data_dir / "journal" if self.data_dir is not None else None
 
     def advertised(self, bound_port: int) -> tuple[str, int]:
         host = self.advertised_host or self.host

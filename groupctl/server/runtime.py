@@ -16,6 +16,13 @@ only through `call_groups`/`submit`, which
 When no write is pending, a result without records is answered at once, and the request that
 produced it gets its reply without a future (the heartbeat fast path).
 
+A result's journal events (`groupctl.server.journal`) are queued when its records are durable,
+just before its replies are delivered, so the journal follows core-operation order; a result
+whose own records the store refused journals nothing. The queue is written with one `os.write`
+per event-loop iteration (callbacks queued with `call_soon` run in the next one), not one per
+result: at thousands of commits a second the system call was most of the journal's cost. A
+kill -9 loses at most that one iteration's queued events; `close` writes what is queued.
+
 Group partitions (see `election` and `groupctl.coordinator.placement`): the core serves only the
 groups of partitions this node leads. A partition won in the election is loading (requests for
 its groups answer COORDINATOR_LOAD_IN_PROGRESS) until its groups are read from the store and
@@ -48,6 +55,7 @@ from groupctl.server.config import NodeConfig
 from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments
+from groupctl.server.journal import Journal
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
@@ -83,6 +91,12 @@ class Node:
         self.config = config
         self.now_ms = now_ms
         self.faults = FaultInjector()
+        journal_dir = config.journal_path()
+        self.journal: Optional[Journal] = None if journal_dir is None else Journal(
+            journal_dir, segment_bytes=config.journal_segment_bytes, keep_segments=config.journal_keep_segments)
+        self._journal_queue: list[dict[str, Any]] = []  # events to write in the next loop iteration
+        if self.journal is not None:
+            log.info("journaling events to %s (next seq %d)", self.journal.directory, self.journal.next_seq)
         self.store: MetadataStore = open_store(zk=config.zk, data_dir=config.data_dir,
                                                session_timeout_s=config.zk_session_timeout_s)
         self.placement = Placement(config.group_partitions)  # nothing is served before the election
@@ -240,7 +254,17 @@ class Node:
             await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
         self.logs.close()
+        self._close_journal()
         await self.store.close()
+
+    def _close_journal(self) -> None:
+        self._write_journal()
+        journal, self.journal = self.journal, None  # results still finishing journal nothing now
+        if journal is not None:
+            try:
+                journal.close()
+            except OSError as exc:
+                log.error("closing the journal in %s failed: %s", journal.directory, exc)
 
     def advertised(self) -> tuple[str, int]:
         return self.config.advertised(self.bound_port or self.config.port)
@@ -327,6 +351,7 @@ class Node:
         if not result.records and self._idle():
             # Nothing to persist and nothing earlier pending: every reply can go out now, and a
             # request the core answers at once (Heartbeat, most requests) skips the future.
+            self._journal(result.events)
             own = self._deliver(result.replies, token)
             if own is not _UNANSWERED:
                 return own
@@ -340,6 +365,7 @@ class Node:
         """Persist `result` (starting now, in operation order), then deliver its replies once it
         and every earlier result are durable. Synchronous, so timers keep operation order too."""
         if not result.records and self._idle():
+            self._journal(result.events)
             self._deliver(result.replies)
             return
         try:
@@ -380,10 +406,23 @@ class Node:
             self._write_failed(result.records)
             return
         self.documents.changed(result.records)
+        self._journal(result.events)  # its records are in the store, even if an earlier write failed
         if self._write_failures != failures_before:
             self._fail(result.replies, CoordinatorUnavailable("an earlier store write failed"))
             return
         self._deliver(result.replies)
+
+    def _journal(self, events: list[dict[str, Any]]) -> None:
+        """Queue a result's events for the one journal write of the next loop iteration."""
+        if events and self.journal is not None:
+            if not self._journal_queue:
+                asyncio.get_running_loop().call_soon(self._write_journal)
+            self._journal_queue.extend(events)
+
+    def _write_journal(self) -> None:
+        events, self._journal_queue = self._journal_queue, []
+        if events and self.journal is not None:
+            self.journal.append(events)
 
     def _fail(self, replies: list[Reply], exc: Exception) -> None:
         for reply in replies:

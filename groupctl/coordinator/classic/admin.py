@@ -6,7 +6,7 @@
   DescribeGroups v6). Member metadata and assignments are only filled in Stable (as Kafka does);
   the protocol is reported once chosen (CompletingRebalance and Stable).
 - DeleteGroups: only Empty groups (NON_EMPTY_GROUP otherwise, GROUP_ID_NOT_FOUND when unknown);
-  a GroupTombstone removes the document and the committed offsets.
+  a GroupTombstone removes the document and the committed offsets (a `group_deleted` event).
 - Trigger rebalance (groupctl's own, for `groupctl rebalance trigger`; Kafka has no such API):
   a Stable or CompletingRebalance group goes to PreparingRebalance, starting a rebalance with
   reason "trigger" (or, from CompletingRebalance, restarting the join phase of the one in
@@ -35,6 +35,7 @@ from groupctl.coordinator.classic.messages import (
 from groupctl.coordinator.classic.replay import apply_record
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.journal import group_deleted
 from groupctl.coordinator.records import GroupTombstone
 from groupctl.coordinator.results import Result
 
@@ -87,6 +88,7 @@ def delete_groups(core: Core, token: Hashable, req: tuple[str, ...], now_ms: int
         else:
             record = GroupTombstone(group_id)
             out.records.append(record)
+            out.events.append(group_deleted(core.node_id, now_ms, group_id))
             apply_record(core, record)
             answers.append(DeletedGroup(group_id, ErrorCode.NONE))
     return out.reply(token, tuple(answers))

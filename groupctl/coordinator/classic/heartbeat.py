@@ -10,14 +10,15 @@ LeaveGroup answers each leaving member separately (v3+ batches; the handler repo
 member's error at the top level for v0-2). A member is named by member id, or by group instance
 id alone (member id "") for an administrative removal of a static member; a pending member may
 leave too. An unknown group is a group-wide UNKNOWN_MEMBER_ID. If anyone left, a settled group
-rebalances (or empties) and an open join phase may complete.
+rebalances (or empties) and an open join phase may complete. Each member that leaves is a
+`member_left` journal event (a pending member was never admitted: it leaves no event).
 """
 
 from __future__ import annotations
 
 from typing import Hashable
 
-from groupctl.coordinator.classic import rebalance
+from groupctl.coordinator.classic import events, rebalance
 from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.context import Core, session_key
 from groupctl.coordinator.classic.group import Member
@@ -75,8 +76,10 @@ def leave_group(core: Core, token: Hashable, req: LeaveGroup, now_ms: int) -> Re
             member_id = leaving.member_id
             error = group.validate_member(leaving.member_id, leaving.group_instance_id)
         if error is ErrorCode.NONE and member_id is not None:
-            departed.append(group.members[member_id])
-            rebalance.drop_member(core, group, group.members[member_id], out)
+            member = group.members[member_id]
+            departed.append(member)
+            out.events.append(events.member_left(core, group, member, now_ms))
+            rebalance.drop_member(core, group, member, out)
         answers.append(LeftMember(leaving.member_id, leaving.group_instance_id, error))
 
     if departed or pending:

@@ -20,6 +20,9 @@ FENCED_INSTANCE_ID).
   CompletingRebalance the same protocols get the current generation back, changed ones rebalance.
   In PreparingRebalance the JoinGroup is parked.
 
+Journal: a member is `member_joined` when admitted (a pending member when it comes back with
+its id; a static member's restart admits its new id, and the old id just goes, no event).
+
 Deliberate difference from Apache Kafka: static members' ids are `<client-id>-<uuid>` like
 everyone's (Kafka prefixes them with the group instance id), per groupctl's member-id contract.
 """
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from groupctl.coordinator.classic import rebalance
+from groupctl.coordinator.classic import events, rebalance
 from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.context import Core, session_key
 from groupctl.coordinator.classic.group import ClassicGroup, Member, Parked
@@ -121,6 +124,7 @@ def _add_member_and_rebalance(
     if group.state is GroupState.PREPARING_REBALANCE and group.previous_state is GroupState.EMPTY:
         group.new_member_added = True  # extends the initial rebalance delay
     group.add(member)
+    out.events.append(events.member_joined(core, group, member, now_ms))
     rebalance.arm_session(core, group, member)
     cause = _join_cause(Reason.JOIN, "joined", member, req)
     rebalance.maybe_prepare_rebalance_or_complete_join(core, group, now_ms, out, cause)
@@ -179,6 +183,7 @@ def _replace_static_member(
     old.answer_sync(out, SyncGroupResult(error=ErrorCode.FENCED_INSTANCE_ID))
     core.timer.cancel(session_key(group.group_id, old_id))
     member = group.replace_static(req.group_instance_id, old_id, new_id)
+    out.events.append(events.member_joined(core, group, member, now_ms))
     member.protocols = tuple(req.protocols)
     member.rebalance_timeout_ms = req.rebalance_timeout_ms
     member.session_timeout_ms = req.session_timeout_ms

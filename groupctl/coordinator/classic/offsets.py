@@ -11,12 +11,15 @@ OffsetCommit (Kafka's ClassicGroup.validateOffsetCommit):
 - a group that does not exist with generation >= 0: ILLEGAL_GENERATION (what Kafka answers
   OffsetCommit before v9; v9+ would say GROUP_ID_NOT_FOUND, and the core does not see versions);
 - metadata longer than offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE for that partition.
-One OffsetCommitRecord per accepted partition, applied through replay.
+One OffsetCommitRecord and one `offset_commit` journal event per accepted partition, applied
+through replay; the event names the request's member id and generation as given (a simple
+commit's are "" and -1).
 
 OffsetFetch works in every state and for unknown groups (-1 offsets, error NONE).
 OffsetDelete: GROUP_ID_NOT_FOUND for an unknown group; NON_EMPTY_GROUP for a group with members
 that does not use protocol type "consumer"; per partition GROUP_SUBSCRIBED_TO_TOPIC when the
 group is subscribed to the topic; deleting an uncommitted partition is a no-op success.
+Each committed offset deleted (by OffsetDelete or with its topic) is an `offset_delete` event.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from groupctl.coordinator.classic.replay import apply_record
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.records import OffsetCommitRecord, OffsetTombstone, Record
+from groupctl.coordinator.journal import offset_commit, offset_delete
+from groupctl.coordinator.records import OffsetCommitRecord, OffsetTombstone
 from groupctl.coordinator.results import Result
 
 
@@ -75,6 +79,9 @@ def commit_offsets(core: Core, token: Hashable, req: CommitOffsets, now_ms: int)
                 group=req.group_id, topic=p.topic, partition=p.partition, offset=p.offset,
                 leader_epoch=p.leader_epoch, metadata=p.metadata or "", commit_timestamp_ms=now_ms,
             ))
+            out.events.append(offset_commit(
+                core.node_id, now_ms, req.group_id, member_id=req.member_id, generation=req.generation_id,
+                topic=p.topic, partition=p.partition, offset=p.offset))
         answers.append(PartitionError(p.topic, p.partition, partition_error))
     for record in out.records:
         apply_record(core, record)
@@ -114,6 +121,7 @@ def delete_offsets(core: Core, token: Hashable, req: DeleteOffsets, now_ms: int)
         tombstone = OffsetTombstone(req.group_id, topic, partition)
         if (topic, partition) in group.offsets and tombstone not in out.records:
             out.records.append(tombstone)
+            out.events.append(offset_delete(core.node_id, now_ms, req.group_id, topic=topic, partition=partition))
         answers.append(PartitionError(topic, partition, ErrorCode.NONE))
     for record in out.records:
         apply_record(core, record)
@@ -124,7 +132,7 @@ def delete_topic_offsets(core: Core, topics: tuple[str, ...], now_ms: int) -> Re
     """The topics were deleted: every group's committed offsets for them go."""
     out = Result()
     doomed = set(topics)
-    records: list[Record] = [
+    records: list[OffsetTombstone] = [
         OffsetTombstone(group_id, topic, partition)
         for group_id, group in sorted(core.groups.items())
         for topic, partition in sorted(group.offsets)
@@ -132,5 +140,7 @@ def delete_topic_offsets(core: Core, topics: tuple[str, ...], now_ms: int) -> Re
     ]
     for record in records:
         apply_record(core, record)
+        out.events.append(offset_delete(core.node_id, now_ms, record.group, topic=record.topic,
+                                        partition=record.partition))
     out.records.extend(records)
     return out

@@ -20,7 +20,9 @@ dropped; a member parked in JoinGroup or SyncGroup is kept (the phase deadlines 
 re-arm its timer); any other member is dropped and the group rebalances (or empties).
 
 Every entry into PreparingRebalance names a `RebalanceCause`; the first one after a settled
-state starts the rebalance episode that the completing document records (see `causes`).
+state starts the rebalance episode that the completing document records (see `causes`). The
+episode's start, its completion and every member the coordinator removes are journal events
+(see `groupctl.coordinator.journal`).
 
 Deliberate differences from Apache Kafka, all about answering every parked request exactly once:
 a member removed while parked in SyncGroup gets UNKNOWN_MEMBER_ID (Kafka leaves it unanswered);
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from groupctl.coordinator.classic import events
 from groupctl.coordinator.classic.causes import Reason, RebalanceCause, caused_by
 from groupctl.coordinator.classic.config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from groupctl.coordinator.classic.context import Core, join_key, session_key, sync_key
@@ -42,6 +45,7 @@ from groupctl.coordinator.classic.messages import JoinGroupResult, SyncGroupResu
 from groupctl.coordinator.classic.replay import apply_record
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.journal import EXPIRED_JOIN, EXPIRED_SYNC
 from groupctl.coordinator.records import GroupMetadataRecord
 from groupctl.coordinator.results import Result
 
@@ -54,14 +58,17 @@ def write_document(
 ) -> None:
     """Record the group document for `state` and apply it (the replay path sets the state, the
     assignments and the last rebalance). A document written while a rebalance is in progress
-    completes it."""
+    completes it (a `rebalance_completed` event)."""
+    cause, started_at_ms = group.rebalance_cause, group.rebalance_started_at_ms
     completed = None
-    if group.rebalance_cause is not None and group.rebalance_started_at_ms is not None:
-        completed = group.rebalance_cause.completed(group.rebalance_started_at_ms, now_ms)
+    if cause is not None and started_at_ms is not None:
+        completed = cause.completed(started_at_ms, now_ms)
     doc = build_document(group, node_id=core.node_id, now_ms=now_ms, state=state, assignments=assignments,
                          rebalance=completed)
     record = GroupMetadataRecord(group.group_id, doc)
     out.records.append(record)
+    if completed is not None:
+        out.events.append(events.rebalance_completed(core, group, doc, cause, started_at_ms, now_ms))
     apply_record(core, record)
     group.rebalance_started_at_ms = None
     group.rebalance_cause = None
@@ -111,11 +118,17 @@ def _expire_session(core: Core, group_id: str, member_id: str, now_ms: int) -> R
 
 def drop_member(core: Core, group: ClassicGroup, member: Member, out: Result) -> None:
     """Remove a member, answering its parked requests with UNKNOWN_MEMBER_ID (the client rejoins
-    if it is still alive)."""
+    if it is still alive). The caller journals why (`member_left` / `member_expired`)."""
     core.timer.cancel(session_key(group.group_id, member.member_id))
     member.answer_join(out, JoinGroupResult(error=ErrorCode.UNKNOWN_MEMBER_ID))
     member.answer_sync(out, SyncGroupResult(error=ErrorCode.UNKNOWN_MEMBER_ID))
     group.remove(member.member_id)
+
+
+def expire_member(core: Core, group: ClassicGroup, member: Member, now_ms: int, out: Result, reason: str) -> None:
+    """The coordinator removes a member (`reason`: a `journal.EXPIRED_*` value)."""
+    out.events.append(events.member_expired(core, group, member, now_ms, reason))
+    drop_member(core, group, member, out)
 
 
 def rebalance_after_removal(core: Core, group: ClassicGroup, now_ms: int, out: Result, cause: RebalanceCause) -> None:
@@ -129,7 +142,9 @@ def rebalance_after_removal(core: Core, group: ClassicGroup, now_ms: int, out: R
 def remove_member_and_rebalance(
     core: Core, group: ClassicGroup, member: Member, now_ms: int, out: Result, cause: RebalanceCause,
 ) -> None:
-    drop_member(core, group, member, out)
+    """The coordinator removes a member for `cause` (session expiry, group max size), whose reason
+    is also the removal's."""
+    expire_member(core, group, member, now_ms, out, cause.reason.value)
     rebalance_after_removal(core, group, now_ms, out, cause)
 
 
@@ -152,6 +167,7 @@ def prepare_rebalance(core: Core, group: ClassicGroup, now_ms: int, out: Result,
     if group.rebalance_cause is None:
         group.rebalance_started_at_ms = now_ms
         group.rebalance_cause = cause
+        out.events.append(events.rebalance_started(core, group, cause, now_ms))
     if group.state is GroupState.COMPLETING_REBALANCE:
         reset_and_propagate_error(core, group, ErrorCode.REBALANCE_IN_PROGRESS, out)
     core.timer.cancel(sync_key(group.group_id))
@@ -214,7 +230,7 @@ def complete_join(core: Core, group: ClassicGroup, now_ms: int, out: Result) -> 
     core.timer.cancel(join_key(group.group_id))
     for member in group.not_yet_rejoined():
         if member.group_instance_id is None:
-            drop_member(core, group, member, out)
+            expire_member(core, group, member, now_ms, out, EXPIRED_JOIN)
     if group.members and not group.maybe_elect_new_joined_leader():
         # Only static members that did not rejoin are left: wait for them (or their sessions).
         _schedule_join_deadline(core, group)
@@ -254,7 +270,7 @@ def _sync_deadline(core: Core, group_id: str, generation: int, now_ms: int) -> R
     cause = caused_by(Reason.SYNC_TIMEOUT,
                       f"sent no SyncGroup within the rebalance timeout ({group.rebalance_timeout_ms()} ms)", *late)
     for member in late:
-        drop_member(core, group, member, out)
+        expire_member(core, group, member, now_ms, out, EXPIRED_SYNC)
     prepare_rebalance(core, group, now_ms, out, cause)
     return out
 

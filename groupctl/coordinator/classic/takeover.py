@@ -8,7 +8,9 @@
   removed, as in any rebalance. Deliberate difference from Apache Kafka, which resumes a loaded
   Stable group without a rebalance: here the document is the only record of ownership, and a
   fresh generation written by the new coordinator is what tells every reader (and the members'
-  next commits) who coordinates the group now.
+  next commits) who coordinates the group now. Replaying the stored records journals nothing
+  (it rebuilds state, it is not new history); the takeover rebalance is a `rebalance_started`
+  event with reason "coordinator load".
 - Unload (stepping down): the partition's groups leave the core at once. Parked JoinGroup and
   SyncGroup requests are answered NOT_COORDINATOR (clients look the coordinator up again), and
   the groups' timers are cancelled, so nothing more happens to them here.

@@ -1,0 +1,109 @@
+"""Journal events: what happened to groups, as the coordinator's event journal records it.
+
+Each builder returns one event (schema version 1) as a plain dict, ready for JSON: the common
+fields `v`, `ts` (the core's `now_ms` of the operation), `node` (the coordinator node id),
+`event` and `group`, then the fields of its type. `seq` is not here: the journal writer
+(`groupctl.server.journal`) numbers events as it writes them. Fields an event type does not have
+are absent (readers treat them as null); a field of its type that has no value is null.
+
+When (the classic core's emission points; a core operation puts its events in its `Result`):
+- `rebalance_started`: a group enters PreparingRebalance from a settled state (a new rebalance
+  episode, see `classic.causes`); a join phase restarted within the episode is not a new one.
+- `rebalance_completed`: the group document that completes the episode is written.
+- `member_joined`: a member is admitted (a pending member told MEMBER_ID_REQUIRED is admitted
+  when it comes back with its id; a static member's restart admits its new member id).
+- `member_left`: LeaveGroup. `member_expired`: removed by the coordinator (see EXPIRED_*).
+- `offset_commit`: one per accepted partition. `offset_delete`: one per deleted committed offset.
+- `group_deleted`: DeleteGroups.
+Replaying stored records emits nothing: replay rebuilds state, it is not new history.
+
+Invariants: builders are pure and cheap (the commit path builds one event per partition), and
+their dicts are never mutated after the core returns them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+SCHEMA_VERSION = 1
+
+Event = dict[str, Any]
+
+# Why the coordinator removed a member (`member_expired`'s reason). The first three are the
+# `classic.causes.Reason` values of the rebalance such a removal starts; a member that did not
+# rejoin before its group's join phase ended is removed inside a rebalance already under way,
+# so it has no rebalance reason of its own: it is "join timeout".
+EXPIRED_SESSION = "session expiry"
+EXPIRED_SYNC = "sync timeout"
+EXPIRED_GROUP_MAX_SIZE = "group max size"
+EXPIRED_JOIN = "join timeout"
+
+
+def rebalance_started(
+    node: int, ts: int, group: str, *, generation: int, reason: str, member_id: Optional[str],
+    client_id: Optional[str], members: int,
+) -> Event:
+    """`generation` is the one being left; `members` the member count when it started."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "rebalance_started", "group": group,
+            "generation": generation, "reason": reason, "member_id": member_id, "client_id": client_id,
+            "members": members}
+
+
+def rebalance_completed(
+    node: int, ts: int, group: str, *, generation: int, reason: str, started_ts: int, state: str,
+    protocol: Optional[str], leader: Optional[str], member_ids: list[str], assignment: list[dict[str, Any]],
+) -> Event:
+    """`generation` is the new one; `assignment` as `assignment_rows` builds it."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "rebalance_completed", "group": group,
+            "generation": generation, "reason": reason, "started_ts": started_ts,
+            "duration_ms": ts - started_ts, "state": state, "protocol": protocol, "leader": leader,
+            "members": len(member_ids), "member_ids": member_ids, "assignment": assignment}
+
+
+def assignment_rows(members: Iterable[tuple[str, str, Mapping[str, Iterable[int]]]]) -> list[dict[str, Any]]:
+    """(member id, client id, {topic: partitions}) per member -> one row per owned partition."""
+    return [{"member_id": member_id, "client_id": client_id, "topic": topic, "partition": partition}
+            for member_id, client_id, owned in members
+            for topic, partitions in owned.items()
+            for partition in partitions]
+
+
+def member_joined(
+    node: int, ts: int, group: str, *, member_id: str, client_id: str, client_host: str,
+    instance_id: Optional[str], generation: int,
+) -> Event:
+    """`generation` is the group's current one when the member was admitted."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "member_joined", "group": group,
+            "member_id": member_id, "client_id": client_id, "client_host": client_host,
+            "instance_id": instance_id, "generation": generation}
+
+
+def member_left(node: int, ts: int, group: str, *, member_id: str, client_id: str, generation: int) -> Event:
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "member_left", "group": group,
+            "member_id": member_id, "client_id": client_id, "generation": generation}
+
+
+def member_expired(
+    node: int, ts: int, group: str, *, member_id: str, client_id: str, generation: int, reason: str,
+) -> Event:
+    """`reason`: one of the EXPIRED_* values."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "member_expired", "group": group,
+            "member_id": member_id, "client_id": client_id, "generation": generation, "reason": reason}
+
+
+def offset_commit(
+    node: int, ts: int, group: str, *, member_id: str, generation: int, topic: str, partition: int, offset: int,
+) -> Event:
+    """A simple or admin commit carries generation -1 and member id "" (as its request does)."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "offset_commit", "group": group,
+            "member_id": member_id, "generation": generation, "topic": topic, "partition": partition,
+            "offset": offset}
+
+
+def offset_delete(node: int, ts: int, group: str, *, topic: str, partition: int) -> Event:
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "offset_delete", "group": group,
+            "topic": topic, "partition": partition}
+
+
+def group_deleted(node: int, ts: int, group: str) -> Event:
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_deleted", "group": group}

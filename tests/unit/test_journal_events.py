@@ -1,0 +1,260 @@
+"""The classic core's journal events: which operations emit which events, with which fields.
+
+Events ride in each operation's `Result` (the runtime journals them once its records are
+persisted); replaying stored records emits none.
+"""
+
+from groupctl.coordinator.classic.coordinator import GroupConfig
+from groupctl.coordinator.classic.messages import (
+    DeleteOffsets,
+    LeavingMember,
+    PartitionOffset,
+    TriggerRebalance,
+)
+from groupctl.coordinator.errors import ErrorCode
+from tests.unit.classic_harness import START_MS, Harness, assignment
+
+def events(h: Harness, kind: str | None = None) -> list[dict]:
+    return [e for r in h.results for e in r.events if kind is None or e["event"] == kind]
+
+
+def kinds(h: Harness, since: int = 0) -> list[str]:
+    return [e["event"] for e in events(h)[since:]]
+
+
+def simple_commit(h: Harness, group: str, *offsets: PartitionOffset) -> list[ErrorCode]:
+    return h.commit(group, -1, "", *offsets)
+
+
+# --- membership and rebalances -----------------------------------------------------------------
+
+def test_an_admitted_member_is_member_joined_with_its_identity_and_the_current_generation():
+    h = Harness(node_id=3)
+    h.join(client_id="app")
+    (joined,) = events(h, "member_joined")
+    assert joined == {
+        "v": 1, "ts": START_MS, "node": 3, "event": "member_joined", "group": "g", "member_id": "app-u1",
+        "client_id": "app", "client_host": "/127.0.0.1", "instance_id": None, "generation": 0,
+    }
+    assert "seq" not in joined  # the journal writer numbers events
+
+
+def test_a_member_told_member_id_required_is_admitted_only_when_it_comes_back_with_its_id():
+    h = Harness()
+    member_id = h.reply(h.join(client_id="app", require_known=True)).member_id
+    assert events(h) == []
+    h.join(member_id=member_id, client_id="app", require_known=True)
+    assert [e["member_id"] for e in events(h, "member_joined")] == [member_id]
+
+
+def test_a_new_groups_first_rebalance_starts_at_the_first_join_and_completes_with_the_decoded_assignment():
+    h = Harness()
+    answers = h.joined_members("g", 2)
+    h.timer.advance(250)
+    leader = next(a for a in answers if a.members)
+    plan = [(a.member_id, assignment({"t": [i, i + 2]})) for i, a in enumerate(answers)]
+    for a in answers:
+        h.sync("g", 1, a.member_id, plan if a is leader else ())
+    assert kinds(h) == ["member_joined", "rebalance_started", "member_joined", "rebalance_completed"]
+    (started,) = events(h, "rebalance_started")
+    assert started == {
+        "v": 1, "ts": START_MS, "node": 0, "event": "rebalance_started", "group": "g", "generation": 0,
+        "reason": "join", "member_id": answers[0].member_id, "client_id": "c0", "members": 1,
+    }
+    (completed,) = events(h, "rebalance_completed")
+    first, second = (a.member_id for a in answers)
+    assert completed == {
+        "v": 1, "ts": START_MS + 250, "node": 0, "event": "rebalance_completed", "group": "g", "generation": 1,
+        "reason": "join", "started_ts": START_MS, "duration_ms": 250, "state": "Stable", "protocol": "range",
+        "leader": leader.member_id, "members": 2, "member_ids": [first, second],
+        "assignment": [
+            {"member_id": first, "client_id": "c0", "topic": "t", "partition": 0},
+            {"member_id": first, "client_id": "c0", "topic": "t", "partition": 2},
+            {"member_id": second, "client_id": "c1", "topic": "t", "partition": 1},
+            {"member_id": second, "client_id": "c1", "topic": "t", "partition": 3},
+        ],
+    }
+
+
+def test_a_rebalance_restarted_by_another_join_is_one_started_and_one_completed_with_the_first_reason():
+    h = Harness()
+    a, b = h.stable_group(count=2)
+    before = len(events(h))
+    h.timer.advance(100)
+    c_token = h.join(client_id="c2")  # starts the rebalance
+    rejoined = [h.join(member_id=m.member_id, client_id=f"c{i}") for i, m in enumerate((a, b))]
+    assert h.reply(c_token).generation_id == 2  # CompletingRebalance, generation 2
+    h.timer.advance(300)
+    d_token = h.join(client_id="c3")  # restarts the join phase of the same episode
+    for i, token in enumerate([*rejoined, c_token]):
+        h.join(member_id=h.reply(token).member_id, client_id=f"c{i}")
+    assert h.reply(d_token).generation_id == 3  # everyone rejoined: the join phase completed again
+    h.timer.advance(50)
+    leader = h.reply(d_token).leader
+    h.sync("g", 3, leader, [(leader, assignment({"t": [0]}))])
+    assert h.state() == "Stable"
+
+    new = events(h)[before:]
+    started = [e for e in new if e["event"] == "rebalance_started"]
+    completed = [e for e in new if e["event"] == "rebalance_completed"]
+    assert len(started) == 1 and len(completed) == 1
+    assert (started[0]["reason"], started[0]["client_id"], started[0]["generation"]) == ("join", "c2", 1)
+    assert completed[0]["reason"] == "join" and completed[0]["generation"] == 3
+    assert (completed[0]["started_ts"], completed[0]["duration_ms"]) == (START_MS + 100, 350)
+    assert completed[0]["members"] == 4
+
+
+def test_leave_group_is_member_left_then_a_rebalance_with_reason_leave():
+    h = Harness()
+    a, b = h.stable_group(count=2)
+    before = len(events(h))
+    h.leave("g", LeavingMember(b.member_id))
+    left, started = events(h)[before:]
+    assert left == {"v": 1, "ts": START_MS, "node": 0, "event": "member_left", "group": "g",
+                    "member_id": b.member_id, "client_id": "c1", "generation": 1}
+    assert (started["event"], started["reason"], started["member_id"], started["members"]) == (
+        "rebalance_started", "leave", b.member_id, 1)
+
+
+def test_a_session_expiry_is_member_expired_and_a_group_left_empty_completes_with_no_assignment():
+    h = Harness()
+    (a,) = h.stable_group(count=1)
+    before = len(events(h))
+    h.advance(10_000)
+    expired, started, completed = events(h)[before:]
+    assert expired == {"v": 1, "ts": START_MS + 10_000, "node": 0, "event": "member_expired", "group": "g",
+                       "member_id": a.member_id, "client_id": "c0", "generation": 1, "reason": "session expiry"}
+    assert (started["event"], started["reason"], started["generation"], started["members"]) == (
+        "rebalance_started", "session expiry", 1, 0)
+    assert completed["event"] == "rebalance_completed"
+    assert {k: completed[k] for k in ("generation", "state", "protocol", "leader", "members", "member_ids",
+                                      "assignment", "duration_ms")} == {
+        "generation": 2, "state": "Empty", "protocol": None, "leader": None, "members": 0, "member_ids": [],
+        "assignment": [], "duration_ms": 0}
+
+
+def test_a_member_that_sends_no_sync_group_in_time_is_member_expired_for_sync_timeout():
+    h = Harness()
+    answers = h.joined_members("g", 2, rebalance_ms=7_000)
+    leader = next(a for a in answers if a.members)
+    follower = next(a for a in answers if a is not leader)
+    h.sync("g", 1, leader.member_id, [(leader.member_id, assignment({"t": [0]}))])
+    before = len(events(h))
+    h.advance(7_000)
+    expired = events(h)[before]
+    assert (expired["event"], expired["member_id"], expired["reason"]) == (
+        "member_expired", follower.member_id, "sync timeout")
+    assert events(h, "rebalance_started")[-1]["reason"] == "sync timeout"
+
+
+def test_a_member_that_does_not_rejoin_before_the_join_phase_ends_is_member_expired_for_join_timeout():
+    h = Harness()
+    a, b = h.stable_group(count=2, rebalance_ms=7_000)
+    h.ask("trigger_rebalance", TriggerRebalance("g", client_id="ops"))
+    h.join(member_id=a.member_id, client_id="c0", rebalance_ms=7_000)
+    before = len(events(h))
+    h.advance(7_000)
+    assert [(e["event"], e.get("member_id"), e.get("reason")) for e in events(h)[before:]] == [
+        ("member_expired", b.member_id, "join timeout")]
+    assert events(h, "rebalance_started")[-1]["reason"] == "trigger"
+    assert events(h, "rebalance_started")[-1]["client_id"] == "ops"
+
+
+def test_a_member_removed_because_the_group_is_over_its_max_size_is_member_expired():
+    h = Harness(GroupConfig(initial_rebalance_delay_ms=0, max_group_size=2))
+    a, b = h.stable_group(count=2)
+    h.ask("trigger_rebalance", "g")
+    h.join(member_id=a.member_id, client_id="c0")
+    h.join(client_id="c2")
+    h.join(member_id=b.member_id, client_id="c1")
+    (expired,) = events(h, "member_expired")
+    assert (expired["member_id"], expired["reason"], expired["generation"]) == (b.member_id, "group max size", 1)
+
+
+def test_a_static_members_restart_admits_its_new_id_without_a_rebalance():
+    h = Harness()
+    (a,) = h.stable_group(count=1, instance="i-1")
+    before = len(events(h))
+    h.join(client_id="c0", instance="i-1")
+    (joined,) = events(h)[before:]
+    assert joined["event"] == "member_joined" and joined["instance_id"] == "i-1"
+    assert joined["member_id"] != a.member_id and joined["generation"] == 1
+
+
+def test_a_group_of_another_protocol_type_completes_with_an_empty_assignment():
+    h = Harness()
+    h.stable_group(count=1, protocol_type="connect", protocols=(("v1", b"opaque"),))
+    (completed,) = events(h, "rebalance_completed")
+    assert completed["protocol"] == "v1" and completed["members"] == 1 and completed["assignment"] == []
+
+
+# --- offsets and deletion ----------------------------------------------------------------------
+
+def test_each_accepted_commit_partition_is_an_offset_commit_with_the_requests_member_and_generation():
+    h = Harness()
+    a, b = h.stable_group(count=2)
+    before = len(events(h))
+    errors = h.commit("g", 1, a.member_id, PartitionOffset("t", 0, 10),
+                      PartitionOffset("t", 1, 11, metadata="x" * 5000), PartitionOffset("u", 2, 12))
+    assert errors == [ErrorCode.NONE, ErrorCode.OFFSET_METADATA_TOO_LARGE, ErrorCode.NONE]
+    assert events(h)[before:] == [
+        {"v": 1, "ts": START_MS, "node": 0, "event": "offset_commit", "group": "g", "member_id": a.member_id,
+         "generation": 1, "topic": topic, "partition": partition, "offset": offset}
+        for topic, partition, offset in (("t", 0, 10), ("u", 2, 12))]
+
+
+def test_a_simple_commit_is_an_offset_commit_with_generation_minus_one_and_no_member():
+    h = Harness()
+    assert simple_commit(h, "admin", PartitionOffset("t", 0, 5)) == [ErrorCode.NONE]
+    (commit,) = events(h)
+    assert (commit["group"], commit["member_id"], commit["generation"], commit["offset"]) == ("admin", "", -1, 5)
+
+
+def test_a_refused_commit_is_no_event():
+    h = Harness()
+    h.stable_group(count=1)
+    before = len(events(h))
+    assert h.commit("g", 7, "nobody", PartitionOffset("t", 0, 1)) == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert events(h)[before:] == []
+
+
+def test_offset_delete_and_a_deleted_topic_are_one_offset_delete_per_committed_offset_gone():
+    h = Harness()
+    simple_commit(h, "s", PartitionOffset("t", 0, 1), PartitionOffset("u", 0, 2))
+    simple_commit(h, "r", PartitionOffset("t", 3, 4))
+    before = len(events(h))
+    h.ask("delete_offsets", DeleteOffsets("s", (("u", 0), ("u", 5))))  # u-5 was never committed
+    h.absorb(h.core.delete_topic_offsets(("t",), h.now))
+    assert [(e["event"], e["group"], e["topic"], e["partition"]) for e in events(h)[before:]] == [
+        ("offset_delete", "s", "u", 0), ("offset_delete", "r", "t", 3), ("offset_delete", "s", "t", 0)]
+
+
+def test_deleting_a_group_is_group_deleted():
+    h = Harness()
+    simple_commit(h, "old", PartitionOffset("t", 0, 1))
+    before = len(events(h))
+    (deleted,) = h.ask("delete_groups", ("old", "missing"))[:1]
+    assert deleted.error is ErrorCode.NONE
+    assert events(h)[before:] == [{"v": 1, "ts": START_MS, "node": 0, "event": "group_deleted", "group": "old"}]
+
+
+# --- replay and takeover -------------------------------------------------------------------------
+
+def test_loading_stored_records_journals_only_the_takeover_rebalance():
+    first = Harness()
+    a, b = first.stable_group(count=2)
+    first.commit("g", 1, a.member_id, PartitionOffset("t", 0, 10))
+    simple_commit(first, "idle", PartitionOffset("t", 1, 3))
+
+    second = Harness(node_id=1, now_ms=START_MS + 5_000)
+    for record in first.records:
+        second.core.replay(record, second.now)  # a restart's replay: no Result, so no events at all
+    assert second.results == []
+
+    takeover = Harness(node_id=2, now_ms=START_MS + 9_000)
+    takeover.absorb(takeover.core.load(first.records, takeover.now, "node 2 took over group partition 0"))
+    assert events(takeover) == [{
+        "v": 1, "ts": START_MS + 9_000, "node": 2, "event": "rebalance_started", "group": "g", "generation": 1,
+        "reason": "coordinator load", "member_id": None, "client_id": None, "members": 2,
+    }]
+
