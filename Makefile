@@ -24,7 +24,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/groupctl coordinator run --host 127.0.0.1 --port 9092 --data-dir .groupctl-data
 
-## Install what the tests need (venv, test deps, the spark extra, Debian's zookeeper and kcat) and run them all.
+## Install what the tests need (venv, test deps, the spark extra, Debian's zookeeper, kcat and a JRE) and run them all.
 test: $(TEST_STAMP) system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -32,6 +32,7 @@ system-deps:
 	@missing=""; \
 	test -f /usr/share/java/zookeeper.jar || missing="$$missing zookeeper"; \
 	command -v kcat >/dev/null 2>&1 || missing="$$missing kcat"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing openjdk-17-jre-headless"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian packages:$$missing"; \

@@ -1,0 +1,116 @@
+"""The lag dataset on disk (contracts §1), as `groupctl lag record` appends to it:
+
+    DIR/date=YYYY-MM-DD/hour=HH/part-<first ts ms>-<pid>-<n>.jsonl
+
+date and hour are the UTC date and hour of the round's first sample time; `n` counts the files
+this writer has written (1, 2, ...), so names never collide within a process, and the pid keeps
+two recorders writing into one DIR apart.
+
+Invariants:
+- One new file per round with rows (a round without rows writes nothing); a file is never
+  appended to or rewritten.
+- A reader never sees a partial file: the rows go to `.part-....jsonl.tmp` (a dot-file, which
+  Spark ignores) in the final directory, are flushed and fsynced, and the file is renamed to
+  its final name; the directory is fsynced after the rename, and a new partition directory's
+  parent after creating it, so a file `write_round` returned survives a crash of the machine.
+- A failure before the rename removes the temp file and is raised; only a crash can leave a
+  dot-file behind (ignored by readers).
+- Rows are JSON Lines: one compact JSON object per line, `\n`-terminated, ASCII (non-ASCII
+  characters escaped), hence valid UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional, Sequence
+
+from groupctl.ops.errors import BadInput, OpsError
+from groupctl.ops.lag_record import LagRow
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    path: Path
+    rows: int
+    first_ts: int
+
+
+def partition_dir(root: Path, ts_ms: int) -> Path:
+    """`root/date=YYYY-MM-DD/hour=HH` of the UTC time `ts_ms`."""
+    moment = datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
+    return root / f"date={moment:%Y-%m-%d}" / f"hour={moment:%H}"
+
+
+def encode_rows(rows: Sequence[LagRow]) -> bytes:
+    return b"".join(json.dumps(r.to_json(), separators=(",", ":")).encode("ascii") + b"\n" for r in rows)
+
+
+def prepare_dataset_dir(root: Path) -> Path:
+    """`root`, created if missing; BadInput when it is not a directory, OpsError when it cannot
+    be created or written to."""
+    if root.exists() and not root.is_dir():
+        raise BadInput(f"{root} exists and is not a directory")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OpsError(f"cannot create {root}: {exc.strerror or exc}") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise OpsError(f"cannot write to {root}: permission denied")
+    return root
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class LagDatasetWriter:
+    """Writes each round's rows to a new file under `root` (see the module docstring)."""
+
+    def __init__(self, root: Path, *, pid: Optional[int] = None) -> None:
+        self.root = root
+        self.pid = os.getpid() if pid is None else pid
+        self._files = 0
+        self._known_dirs: set[Path] = set()
+
+    def write_round(self, rows: Sequence[LagRow]) -> Optional[WrittenFile]:
+        """The file holding `rows` (None for no rows); OSError when it could not be written,
+        in which case nothing of it is left."""
+        if not rows:
+            return None
+        data = encode_rows(rows)
+        first_ts = min(r.ts for r in rows)
+        directory = partition_dir(self.root, first_ts)
+        self._ensure_dir(directory)
+        self._files += 1
+        name = f"part-{first_ts}-{self.pid}-{self._files}.jsonl"
+        final, temp = directory / name, directory / f".{name}.tmp"
+        try:
+            with open(temp, "xb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.rename(temp, final)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(directory)
+        return WrittenFile(final, len(rows), first_ts)
+
+    def _ensure_dir(self, directory: Path) -> None:
+        """Create the partition directory (and its date directory), fsyncing the parents of
+        what was created; directories seen before are not looked at again."""
+        if directory in self._known_dirs:
+            return
+        for level in (directory.parent, directory):
+            if not level.is_dir():
+                level.mkdir(exist_ok=True)
+                _fsync_dir(level.parent)
+        self._known_dirs.add(directory)
