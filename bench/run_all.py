@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency", "bench.failover"]
+BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency", "bench.failover",
+              "bench.lag_analysis"]
 
 
 def main() -> int:

@@ -48,5 +48,27 @@ def zookeeper_ensemble(tmp_path):
     ensemble.stop()
 
 
+# -- Spark --------------------------------------------------------------------------------------
+# One real local SparkSession (local[2], loopback, quiet) for the whole run, shared by the
+# analytics and analyze CLI tests. Missing PySpark or Java is a skip on a workstation and a
+# failure in CI (CI=true), like a missing ZooKeeper.
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from groupctl.analytics.session import PySparkMissing, require_pyspark, spark_session
+
+    try:
+        require_pyspark()
+        session = spark_session("local[2]", app_name="groupctl-tests",
+                                conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    except PySparkMissing as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PySpark is required in CI: {exc}")
+        pytest.skip(str(exc))
+    yield session
+    session.stop()
+
+
 # -- Coordinators and client tools ---------------------------------------------------------------
 pytest_plugins = ["tests.support.fixtures"]

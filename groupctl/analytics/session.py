@@ -1,14 +1,23 @@
 """The SparkSession every analysis runs in, and the one-line answer when PySpark is missing.
 
 A local master (`local`, `local[N]`, `local[*]`) gets a quiet loopback-only driver: it binds
-127.0.0.1, runs no web UI and no console progress bar (groupctl draws its own, see `progress`),
-and logs only errors, to stderr. Any other master URL (`spark://...`, `yarn`, `k8s://...`) is
-passed through untouched, with only the logging settings, so the cluster's own networking applies.
+127.0.0.1, runs no web UI and no console progress bar (groupctl draws its own, see `progress`).
+Any other master URL (`spark://...`, `yarn`, `k8s://...`) is passed through untouched, with only
+the logging settings, so the cluster's own networking applies.
+
+Quiet: the driver logs only fatal errors (`log4j2.properties`); a failure reaches the caller as a
+Python exception, which the CLI reports in one line. When this process starts the JVM, the JVM's
+stderr goes through `_forward_jvm_stderr`, which drops the notice every Spark 4 JVM prints about
+the incubator module Spark loads and Spark's shell notice about log levels, so `analyze` prints
+nothing it was not asked for. A session
+already running in the process is reused as it is.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 from importlib import resources
 from typing import TYPE_CHECKING, Mapping, Optional
 
@@ -17,6 +26,12 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[*]"
 INSTALL_HINT = "pip install 'groupctl[spark]'"
+JVM_NOTICES = (
+    b"WARNING: Using incubator modules",  # the JVM, about the vector module Spark 4 loads
+    b"Setting default log level to",  # Spark's shell notice (the level is set right after start)
+    b"To adjust logging level use sc.setLogLevel",
+)
+"""Lines a Spark driver JVM prints at every start that say nothing to an operator."""
 
 
 class PySparkMissing(RuntimeError):
@@ -39,7 +54,6 @@ def spark_session(master: str = DEFAULT_MASTER, *, app_name: str = "groupctl",
                   conf: Optional[Mapping[str, str]] = None) -> "SparkSession":
     """A SparkSession on `master` (created, or the running one of this process reused)."""
     require_pyspark()
-    from pyspark.sql import SparkSession
 
     log4j = resources.files("groupctl.analytics").joinpath("log4j2.properties")
     settings = {
@@ -57,17 +71,36 @@ def spark_session(master: str = DEFAULT_MASTER, *, app_name: str = "groupctl",
             "spark.sql.shuffle.partitions": str(_local_cores(master) * 2),
         })
     settings.update(conf or {})
-    builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
     try:
-        session = builder.getOrCreate()
+        session = _start(master, app_name, settings)
     except Exception as exc:  # py4j/JVM start-up failures surface as generic exceptions
         if "JAVA_HOME" in str(exc) or "Java gateway" in str(exc):
             raise PySparkMissing(f"Spark could not start a JVM (Java 17+ is required): {exc}") from None
         raise
-    session.sparkContext.setLogLevel("ERROR")
+    session.sparkContext.setLogLevel("FATAL")
     return session
+
+
+def _start(master: str, app_name: str, settings: Mapping[str, str]) -> "SparkSession":
+    """The running session, or a new one whose JVM's stderr is filtered."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:
+        return SparkSession.builder.getOrCreate()
+    conf = SparkConf().setMaster(master).setAppName(app_name).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward_jvm_stderr, args=(gateway.proc.stderr,), daemon=True,
+                     name="spark-jvm-stderr").start()
+    return SparkSession(SparkContext(conf=conf, gateway=gateway))
+
+
+def _forward_jvm_stderr(stream) -> None:
+    """Copy the JVM's stderr to ours, line by line, without JVM_NOTICES; ends at the JVM's exit."""
+    for line in iter(stream.readline, b""):
+        if not line.startswith(JVM_NOTICES):
+            os.write(2, line)
 
 
 def _local_cores(master: str) -> int:

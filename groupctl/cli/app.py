@@ -34,6 +34,8 @@ COMMAND_GROUPS = {
     "offsets": "groupctl.cli.offsets",
     "zk": "groupctl.cli.zk",
     "rebalance": "groupctl.cli.rebalance",
+    "lag": "groupctl.cli.lag",
+    "analyze": "groupctl.cli.analyze",
 }
 """Command group name -> the module whose Typer `app` implements it, in help order."""
 

@@ -143,7 +143,7 @@ def cluster():
         node.stop()
 
 
-def test_a_recording_writes_one_file_per_round_with_the_rows_of_the_contract(cluster, tmp_path):
+def test_a_recording_writes_one_file_per_round_with_the_documented_rows(cluster, tmp_path):
     out = tmp_path / "d"
     result = run(["--output", "json", "lag", "record", "--group", "idle", "--group", "absent", "--cluster", "test",
                   "--interval", "100ms", "--duration", "300ms", "--out", str(out)], bootstrap=cluster.bootstrap)

@@ -67,7 +67,7 @@ def start_coordinator(data_dir: Path, log: Path, *port: str) -> CoordinatorProce
 
 def read_dataset(root: Path) -> list[dict]:
     """Every row under `root`, checking each file on the way: a final name in the right UTC
-    partition directory, no dot-file left, whole lines that each hold one row of the contract."""
+    partition directory, no dot-file left, whole lines that each hold one row of the documented schema."""
     assert not [p for p in root.rglob(".*")], "a temp file was left behind"
     rows = []
     for path in sorted(root.rglob("*.jsonl")):
