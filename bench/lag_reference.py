@@ -97,7 +97,7 @@ def evaluate_partition(key: tuple, samples: list[Sample], *, now: int, window: i
 
     result = {
         "cluster": key[0], "group": key[1], "topic": key[2], "partition": key[3],
-        "status": status_of(in_window, current_lag, now=now, window=window, allowed_lag=allowed_lag),
+        "status": status_of(in_window, len(valid), current_lag, now=now, window=window, allowed_lag=allowed_lag),
         "complete": len(in_window) / window,
         "committed": latest.committed if latest else None,
         "log_end": latest.log_end if latest else None,
@@ -123,10 +123,10 @@ def evaluate_partition(key: tuple, samples: list[Sample], *, now: int, window: i
     return result
 
 
-def status_of(in_window: list[Sample], current_lag: Optional[int], *, now: int, window: int,
+def status_of(in_window: list[Sample], samples: int, current_lag: Optional[int], *, now: int, window: int,
               allowed_lag: int) -> str:
-    """The rules, in order; the first that matches decides."""
-    if len(in_window) < window:
+    """The rules, in order; the first that matches decides (`samples`: the partition's valid rows)."""
+    if samples < window:
         return "OK"
     if current_lag <= allowed_lag:
         return "OK"

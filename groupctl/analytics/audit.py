@@ -16,7 +16,9 @@ Invariants:
   partition.
 - owner_commits: a member commits only partitions its generation assigned to it. Checked for each
   offset_commit with generation >= 0 against the owners in that generation's rebalance_completed
-  events. Exemptions: a commit with generation < 0 is a simple/admin commit and belongs to no
+  events. A static member that restarts into a Stable group takes its old member id's assignment
+  over in the same generation (member_joined with replaced_member_id), so it owns what any earlier
+  id of its instance owned in that generation. Exemptions: a commit with generation < 0 is a simple/admin commit and belongs to no
   generation. A generation whose assignment the journal does not hold cannot be checked: its
   rebalance_completed is older than the oldest kept journal segment, or the group's protocol type
   is not "consumer", so the coordinator could not read the assignment and recorded it empty
@@ -45,6 +47,7 @@ from pyspark.sql import functions as F
 
 from groupctl.analytics.events import (
     GROUP_DELETED,
+    MEMBER_JOINED,
     OFFSET_COMMIT,
     OFFSET_DELETE,
     REBALANCE_COMPLETED,
@@ -107,7 +110,8 @@ def _audited_events(journal: DataFrame) -> DataFrame:
     window's shuffle, so the shuffle does not carry every event twice."""
     deletions_so_far = F.sum(F.when(F.col("event") == GROUP_DELETED, 1).otherwise(0)).over(
         _so_far(Window.partitionBy("group").orderBy("at")))
-    return (journal.where(F.col("event").isin(REBALANCE_COMPLETED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED))
+    audited = (REBALANCE_COMPLETED, MEMBER_JOINED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED)
+    return (journal.where(F.col("event").isin(*audited))
             .withColumn("at", position())
             .withColumn("incarnation", deletions_so_far))
 
@@ -180,11 +184,28 @@ def _known_assignments(events: DataFrame) -> DataFrame:
             .withColumn("assignment_known", F.lit(True)))
 
 
+def _inherited_ids(events: DataFrame) -> DataFrame:
+    """(GENERATION_KEY, member_id, inherited): the member ids whose assignment `member_id` holds in
+    a generation because it is the same static instance restarted (member_joined with
+    replaced_member_id): one id after another within a generation, so any id its instance had."""
+    replacements = (events.where(_is(MEMBER_JOINED) & F.col("replaced_member_id").isNotNull())
+                    .select(*GENERATION_KEY, "instance_id", "member_id", "replaced_member_id"))
+    heirs = replacements.select(*GENERATION_KEY, "instance_id", "member_id")
+    return (heirs.join(replacements.select(*GENERATION_KEY, "instance_id", "replaced_member_id"),
+                       [*GENERATION_KEY, "instance_id"])
+            .groupBy(*GENERATION_KEY, "member_id")
+            .agg(F.collect_set("replaced_member_id").alias("inherited")))
+
+
 def _owner_commit_checks(events: DataFrame, owners: DataFrame) -> DataFrame:
     member_commits = events.where(_is(OFFSET_COMMIT) & (F.col("generation") >= 0)).select(
         *PARTITION_KEY, "member_id", "offset", "at", event_record().alias("record"))
-    owned_by_member = F.array_contains(F.coalesce("owners", F.array().cast("array<string>")), F.col("member_id"))
+    no_ids = F.array().cast("array<string>")
+    owner_ids = F.coalesce("owners", no_ids)
+    owned_by_member = (F.array_contains(owner_ids, F.col("member_id"))
+                       | F.arrays_overlap(owner_ids, F.coalesce("inherited", no_ids)))
     return (member_commits
+            .join(_inherited_ids(events), [*GENERATION_KEY, "member_id"], "left")
             .join(_known_assignments(events), list(GENERATION_KEY), "left")
             .join(owners.select(*PARTITION_KEY, "owners"), list(PARTITION_KEY), "left")
             .withColumn("verdict", F.when(F.col("assignment_known").isNull(), F.lit(UNVERIFIED))

@@ -158,7 +158,7 @@ def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: s
                .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
                .json(paths))
     except (PySparkException, Py4JJavaError) as exc:
-        raise AnalysisError(f"cannot read {what} from {where}: {_one_line(exc)}") from None
+        raise AnalysisError(f"cannot read {what} from {where}: {one_line(exc)}") from None
     parsed = prune(raw).select(*schema.fieldNames(), CORRUPT_RECORD).persist(StorageLevel.MEMORY_AND_DISK)
     readable = F.col(CORRUPT_RECORD).isNull()
     supported = readable & F.coalesce(F.col("v").isin(*SUPPORTED_VERSIONS), F.lit(False))
@@ -173,7 +173,7 @@ def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: s
         ).first()
     except (PySparkException, Py4JJavaError) as exc:
         parsed.unpersist()
-        raise AnalysisError(f"cannot read {what} from {where}: {_one_line(exc)}") from None
+        raise AnalysisError(f"cannot read {what} from {where}: {one_line(exc)}") from None
     skipped = Skipped(stats["malformed"], stats["unsupported"])
     if stats["lines"] == 0 or stats["lines"] == skipped.malformed + skipped.unsupported_version:
         parsed.unpersist()
@@ -200,9 +200,14 @@ def _between(column: str, since_ms: Optional[int], until_ms: Optional[int]) -> C
     return condition
 
 
+ROUND_CROSSES_HOUR_MS = 3_600_000
+
+
 def _prune_hours(frame: DataFrame, since_ms: Optional[int], until_ms: Optional[int]) -> DataFrame:
     """Keep the `date=`/`hour=` directories that can hold samples in [since, until] (a filter on
-    partition columns only, so Spark skips the other directories without listing their files)."""
+    partition columns only, so Spark skips the other directories without listing their files).
+    A round's file sits in the hour of its first sample, so a round that crosses an hour puts rows
+    of the next hour in the previous directory: since-pruning keeps one hour more."""
     if "date" not in frame.columns or (since_ms is None and until_ms is None):
         return frame
     if "hour" in frame.columns:
@@ -210,7 +215,7 @@ def _prune_hours(frame: DataFrame, since_ms: Optional[int], until_ms: Optional[i
     else:
         key, layout = F.col("date").cast("string"), "%Y-%m-%d"
     if since_ms is not None:
-        frame = frame.where(key >= _utc(since_ms).strftime(layout))
+        frame = frame.where(key >= _utc(since_ms - ROUND_CROSSES_HOUR_MS).strftime(layout))
     if until_ms is not None:
         frame = frame.where(key <= _utc(until_ms).strftime(layout))
     return frame
@@ -369,7 +374,7 @@ def _write(frame: DataFrame, out_dir: str, name: str) -> None:
     try:
         frame.coalesce(1).write.mode("overwrite").parquet(target)
     except (PySparkException, Py4JJavaError) as exc:
-        raise AnalysisError(f"cannot write {target}: {_one_line(exc)}") from None
+        raise AnalysisError(f"cannot write {target}: {one_line(exc)}") from None
 
 
 MAX_CAUSES = 20
@@ -378,7 +383,7 @@ _ERROR_CLASS = re.compile(r"^\[[A-Z0-9_.]+\]\s*")
 _SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\.?$")
 
 
-def _one_line(exc: Exception) -> str:
+def one_line(exc: Exception) -> str:
     """The gist of a Spark or JVM error: the first line of its message (for a JVM exception, of its
     root cause: "java.io.IOException: Mkdirs failed to create ...", not "Job aborted due to stage
     failure"), without error-class and SQLSTATE decorations."""

@@ -17,11 +17,14 @@ resolved the same way everywhere):
   offset is also the previous entry's offset.
 - Window = the last `window` observations. Current values (committed, log_end, current_lag) come
   from the latest valid row, not from the latest commit, so a stopped consumer's lag keeps growing.
-- Status, first match wins: 1. fewer than `window` entries -> OK (`complete` = entries / window);
+- Status, first match wins: 1. fewer than `window` valid rows -> OK (the window is not full yet);
   2. current lag <= `allowed_lag` -> OK; 3. REWIND if an entry's offset is below the entry before it
   (both in the window); 4. STOP if now - last entry ts > last entry ts - first entry ts and no entry
   is caught up; 5. if no entry is caught up: STALL if all entry offsets are equal, else WARN if lag
-  never decreased from one entry to the next; 6. OK. "Caught up" is lag <= 0: a log end sampled a
+  never decreased from one entry to the next; 6. OK. `complete` = entries / window: once a
+  partition has `window` samples, rows of an empty group that did not move leave its window short
+  of commits, and the rules judge the commits there are (as Burrow judges a window with empty
+  slots), so a consumer gone before the recording began, or soon after, is not OK forever. "Caught up" is lag <= 0: a log end sampled a
   moment before the commit it trails reads as negative lag and means the same as 0.
 
 Deliberate differences from Burrow:
@@ -225,6 +228,7 @@ def _summarise(rows: DataFrame) -> DataFrame:
         F.max(F.struct(*SAMPLE_ORDER)).getField("owner").alias("owner"),
         F.max(F.when(valid, entry)).alias("latest"),
         F.min(F.when(valid, F.col("ts"))).alias("first_valid_ts"),
+        F.count_if(valid).alias("samples"),
         F.count_if(in_window).alias("entries"),
         F.min(F.when(in_window, entry)).alias("first_entry"),
         F.max(F.when(in_window, entry)).alias("last_entry"),
@@ -256,7 +260,7 @@ def _evaluate(summary: DataFrame, window: int, allowed_lag: int) -> DataFrame:
     not_caught_up = ~F.col("caught_up")
 
     status = (
-        F.when(F.col("entries") < window, "OK")
+        F.when(F.col("samples") < window, "OK")
         .when(current_lag <= allowed_lag, "OK")
         .when(F.col("rewound"), "REWIND")
         .when(((now - last["ts"]) > span_ms) & not_caught_up, "STOP")

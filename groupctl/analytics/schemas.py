@@ -62,6 +62,7 @@ JOURNAL_SCHEMA = _fields(
     ("client_id", StringType()),
     ("client_host", StringType()),
     ("instance_id", StringType()),
+    ("replaced_member_id", StringType()),
     ("members", IntegerType()),
     ("started_ts", LongType()),
     ("duration_ms", LongType()),

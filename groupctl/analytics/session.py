@@ -16,6 +16,7 @@ already running in the process is reused as it is.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from importlib import resources
@@ -73,9 +74,10 @@ def spark_session(master: str = DEFAULT_MASTER, *, app_name: str = "groupctl",
     settings.update(conf or {})
     try:
         session = _start(master, app_name, settings)
-    except Exception as exc:  # py4j/JVM start-up failures surface as generic exceptions
-        if "JAVA_HOME" in str(exc) or "Java gateway" in str(exc):
-            raise PySparkMissing(f"Spark could not start a JVM (Java 17+ is required): {exc}") from None
+    except Exception:  # py4j/JVM start-up failures surface as generic exceptions
+        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+            raise PySparkMissing("Spark needs Java 17 or later, and there is no `java` on the PATH "
+                                 "(nor JAVA_HOME)") from None
         raise
     session.sparkContext.setLogLevel("FATAL")
     return session

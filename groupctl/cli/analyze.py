@@ -96,11 +96,22 @@ def draw(plot: Path, drawing: Callable[[], None]) -> None:
         raise CliError(f"cannot write {plot}: {exc.strerror or exc}") from None
 
 
+def present(current: CliEnv, result, inputs: str, document: Callable[[object], dict],
+            show: Callable[[], None]) -> None:
+    """Warn about skipped input lines, then print `result`: its JSON document, or tables."""
+    analyze_render.warn_skipped(current, result.skipped, inputs)
+    if current.json:
+        render.emit_json(current, document(result))
+    else:
+        show()
+
+
 @contextmanager
 def spark_for(current: CliEnv, master: str, conf: List[str]) -> Iterator[tuple["SparkSession", Callable[[str], None]]]:
     """(session, step) for one analysis: the running session or a new one on `master` with the
-    --conf settings, and the progress display's step callback. Expected failures (no PySpark or JVM, bad input or output
-    paths) become one-line CliErrors."""
+    --conf settings, and the progress display's step callback. Expected failures (no PySpark or
+    JVM, a bad master URL, bad input or output paths, a failed Spark job) become one-line
+    CliErrors."""
     from groupctl.analytics.session import PySparkMissing, require_pyspark, spark_session
 
     settings = parse_conf(conf)
@@ -112,7 +123,14 @@ def spark_for(current: CliEnv, master: str, conf: List[str]) -> Iterator[tuple["
         spark = spark_session(master, conf=settings)
     except PySparkMissing as exc:
         raise CliError(str(exc)) from None
-    from groupctl.analytics.jobs import AnalysisError
+    except Exception as exc:  # a bad master URL or setting: Spark says why in a JVM exception
+        from groupctl.analytics.jobs import one_line
+
+        raise CliError(f"Spark could not start on {master}: {one_line(exc)}") from None
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    from groupctl.analytics.jobs import AnalysisError, one_line
     from groupctl.analytics.progress import spark_progress
 
     try:
@@ -120,6 +138,8 @@ def spark_for(current: CliEnv, master: str, conf: List[str]) -> Iterator[tuple["
             yield spark, step
     except AnalysisError as exc:
         raise CliError(str(exc)) from None
+    except (PySparkException, Py4JJavaError) as exc:  # e.g. an executor lost, input gone mid-read
+        raise CliError(f"the Spark job failed: {one_line(exc)}") from None
     finally:
         if not already_running:
             spark.stop()
@@ -182,16 +202,13 @@ def lag(
         result = lag_job(spark, datasets, groups=group, window=window, allowed_lag=allowed_lag, at_ms=at_ms,
                          since_ms=since_ms, until_ms=until_ms, out_dir=out,
                          history_groups=MAX_LAG_LINES if plot else 0, step=step)
-    analyze_render.warn_skipped(current, result.skipped, "lag samples")
     if plot is not None:
         from groupctl.analytics.plots import plot_lag
 
         draw(plot, lambda: plot_lag(result.history, result.groups, str(plot), window=window,
                                     evaluated_at=result.evaluated_at))
-    if current.json:
-        render.emit_json(current, analyze_render.lag_document(result))
-    else:
-        analyze_render.show_lag(current, result, all_partitions=all_partitions)
+    present(current, result, "lag samples", analyze_render.lag_document,
+            lambda: analyze_render.show_lag(current, result, all_partitions=all_partitions))
 
 
 @app.command("rebalances", help=REBALANCES_HELP)
@@ -212,15 +229,12 @@ def rebalances(
         from groupctl.analytics.jobs import rebalances_job
 
         result = rebalances_job(spark, journals, groups=group, out_dir=out, step=step)
-    analyze_render.warn_skipped(current, result.skipped, "journal events")
     if plot is not None:
         from groupctl.analytics.plots import plot_rebalances
 
         draw(plot, lambda: plot_rebalances(result.timeline, str(plot)))
-    if current.json:
-        render.emit_json(current, analyze_render.rebalances_document(result))
-    else:
-        analyze_render.show_rebalances(current, result, last=last)
+    present(current, result, "journal events", analyze_render.rebalances_document,
+            lambda: analyze_render.show_rebalances(current, result, last=last))
 
 
 @app.command("audit", help=AUDIT_HELP)
@@ -237,10 +251,7 @@ def audit(
         from groupctl.analytics.jobs import audit_job
 
         result = audit_job(spark, journals, out_dir=out, step=step)
-    analyze_render.warn_skipped(current, result.skipped, "journal events")
-    if current.json:
-        render.emit_json(current, analyze_render.audit_document(result))
-    else:
-        analyze_render.show_audit(current, result)
+    present(current, result, "journal events", analyze_render.audit_document,
+            lambda: analyze_render.show_audit(current, result))
     if result.violation_count:
         raise typer.Exit(1)

@@ -70,12 +70,14 @@ def assignment_rows(members: Iterable[tuple[str, str, Mapping[str, Iterable[int]
 
 def member_joined(
     node: int, ts: int, group: str, *, member_id: str, client_id: str, client_host: str,
-    instance_id: Optional[str], generation: int,
+    instance_id: Optional[str], generation: int, replaced_member_id: Optional[str] = None,
 ) -> Event:
-    """`generation` is the group's current one when the member was admitted."""
+    """`generation` is the group's current one when the member was admitted. A static member's
+    restart names the member id it takes over in `replaced_member_id`: in a Stable group it keeps
+    that id's assignment in the same generation, with no rebalance."""
     return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "member_joined", "group": group,
             "member_id": member_id, "client_id": client_id, "client_host": client_host,
-            "instance_id": instance_id, "generation": generation}
+            "instance_id": instance_id, "generation": generation, "replaced_member_id": replaced_member_id}
 
 
 def member_left(node: int, ts: int, group: str, *, member_id: str, client_id: str, generation: int) -> Event:

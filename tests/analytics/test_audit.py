@@ -167,3 +167,36 @@ def test_summary_counts_checks_and_violations_per_invariant(planted):
         ("owner_commits", 5, 2, 2),
         ("monotonic_offsets", 5, 2, 0),  # 3 rising commits in stray, 2 in rewind (the admin reset is exempt)
     ]
+
+
+def test_a_journal_the_core_wrote_audits_clean_through_static_restarts_and_an_admin_reset(spark, tmp_path):
+    """Round trip: the real classic core's events, written by the real journal writer, read back
+    with the schema. A static member restarting into a Stable group keeps its old id's partition
+    in the same generation (twice here), so its commits are the owner's."""
+    from groupctl.analytics.schemas import JOURNAL_SCHEMA
+    from groupctl.coordinator.classic.messages import LeavingMember, PartitionOffset
+    from groupctl.coordinator.errors import ErrorCode
+    from groupctl.server.journal import Journal as JournalWriter
+    from tests.unit.classic_harness import Harness
+
+    ok = [ErrorCode.NONE]
+    h = Harness()
+    (first,) = h.stable_group(count=1, instance="i-0")  # owns t/0 in generation 1
+    assert h.commit("g", 1, first.member_id, PartitionOffset("t", 0, 10), instance="i-0") == ok
+    restarted = h.reply(h.join(client_id="c0", instance="i-0"))
+    again = h.reply(h.join(client_id="c0", instance="i-0"))
+    assert (restarted.generation_id, again.generation_id) == (1, 1)
+    assert h.commit("g", 1, restarted.member_id, PartitionOffset("t", 0, 15), instance="i-0") == [
+        ErrorCode.FENCED_INSTANCE_ID]  # the core fences the replaced id: nothing to journal
+    assert h.commit("g", 1, again.member_id, PartitionOffset("t", 0, 20), instance="i-0") == ok
+    h.leave("g", LeavingMember(again.member_id, "i-0"))
+    assert h.commit("g", -1, "", PartitionOffset("t", 0, 0)) == ok  # offsets reset --to-earliest
+
+    writer = JournalWriter(tmp_path / "journal")
+    writer.append([event for result in h.results for event in result.events])
+    writer.close()
+    journal = spark.read.schema(JOURNAL_SCHEMA).option("mode", "FAILFAST").json(str(tmp_path / "journal"))
+    assert audit_violations(journal).collect() == []
+    summary = {row["invariant"]: tuple(row)[1:] for row in audit_summary(journal).collect()}
+    assert summary["owner_commits"] == (2, 0, 0)
+    assert summary["monotonic_offsets"] == (1, 0, 0)  # 10 -> 20 checked; the reset to 0 is exempt, not checked

@@ -94,6 +94,20 @@ def test_stopped_consumer_with_producer_continuing_is_stop(spark):
     assert only(spark, history, window=5)["status"] == "STOP"
 
 
+def test_consumer_gone_before_the_recording_began_is_stop_once_the_window_has_its_samples(spark):
+    # an empty group, its offset frozen at 100 while the log grows: one commit, then silence
+    history = [sample(10 * i, 100, 200 + 50 * i, members=0) for i in range(10)]
+    assert only(spark, history[:9], window=10)["status"] == "OK"  # fewer samples than the window
+    partition = only(spark, history, window=10)
+    assert (partition["status"], partition["complete"]) == ("STOP", 0.1)
+
+
+def test_consumer_gone_after_a_few_commits_is_stop_not_ok_forever(spark):
+    history = commits([3, 4, 5]) + [sample(20 + 10 * i, 1200, 1205 + 10 * i, members=0) for i in range(1, 9)]
+    partition = only(spark, history, window=10)
+    assert (partition["status"], partition["complete"]) == ("STOP", 0.3)
+
+
 def test_stop_needs_the_silence_to_outlast_the_window_span(spark):
     # entries span 40 s; the last entry is 40 s old at the last sample: not yet longer than the span
     history = commits([3, 4, 3, 4, 3]) + [sample(80, 1400, 1500, members=0)]

@@ -26,6 +26,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from groupctl.cli.app import app
+from tests.support.cli import assert_one_line_error
 from tests.support.journal_events import Journal
 
 T0 = 1763701200000  # 2025-11-21T05:00:00Z
@@ -136,16 +137,6 @@ def run_json(args: list[str]) -> dict:
     return json.loads(result.stdout)
 
 
-def assert_one_line_error(result, status: int, *fragments: str) -> str:
-    lines = result.stderr.splitlines()
-    assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("groupctl: error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
-
-
 # -- lag -----------------------------------------------------------------------------------------
 
 
@@ -229,10 +220,21 @@ def test_lag_skips_malformed_lines_and_unknown_versions_and_says_so(spark, tmp_p
     report = json.loads(result.stdout)
     assert report["skipped"] == {"malformed": 2, "unsupported_version": 1}
     assert [(p["group"], p["partition"]) for p in report["partitions"]] == [("g", 0)]
-    # --since prunes whole hour directories: the bad lines of hour=05 are not even read
-    later = run_json(["analyze", "lag", str(dataset), "--since", "2025-11-21T06:00:00Z"])
+    # --since prunes whole hour directories (keeping the hour before, where a round that crossed
+    # the hour filed its later rows): the bad lines of hour=05 are not even read
+    later = run_json(["analyze", "lag", str(dataset), "--since", "2025-11-21T07:00:00Z"])
     assert later["skipped"] == {"malformed": 0, "unsupported_version": 0}
-    assert [p["window_start_ts"] for p in later["partitions"]] == [T0 + HOUR_MS]
+    assert [p["window_start_ts"] for p in later["partitions"]] == [T0 + 2 * HOUR_MS]
+
+
+def test_lag_since_keeps_rows_a_round_filed_in_the_hour_before(spark, tmp_path):
+    just_after_the_hour = T0 + HOUR_MS + 1_000
+    rows = [sample(T0 + HOUR_MS - 1_000, "early", 0, 1, 2), sample(just_after_the_hour, "late", 0, 1, 2)]
+    directory = tmp_path / "date=2025-11-21" / "hour=05"  # one round, filed under its first sample's hour
+    directory.mkdir(parents=True)
+    (directory / f"part-{T0 + HOUR_MS - 1_000}-1-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = run_json(["analyze", "lag", str(tmp_path), "--since", "2025-11-21T06:00:00Z"])
+    assert [p["group"] for p in report["partitions"]] == ["late"]
 
 
 def test_lag_out_writes_partitions_and_groups_as_parquet(spark, dataset, tmp_path):

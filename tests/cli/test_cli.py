@@ -27,6 +27,7 @@ from groupctl.ops.kafka_client import Node
 from groupctl.ops.lag import PartitionOffsets
 from groupctl.ops.rebalance import MemberRef, PartitionMove, RebalanceEvent
 from groupctl.ops.reset import PlannedOffset, ResetPlan
+from tests.support.cli import assert_one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 DESCRIBE_KEYS = ["group", "state", "protocol_type", "protocol", "generation", "coordinator", "members", "offsets"]
@@ -49,18 +50,6 @@ def run(args: list[str], env: dict | None = None):
     """Invoke the app in-process; an unexpected exception fails the test with its traceback."""
     return CliRunner().invoke(app, args, env={"GROUPCTL_BOOTSTRAP": None, "GROUPCTL_ZK": None, **(env or {})},
                               catch_exceptions=False)
-
-
-def assert_one_line_error(result, status: int, *fragments: str) -> str:
-    lines = result.stderr.splitlines()
-    assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("groupctl: error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
-    return lines[0]
 
 
 def assert_bad_input(result, *fragments: str) -> str:

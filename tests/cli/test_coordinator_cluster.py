@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from groupctl.cli.app import app
 from groupctl.coordinator.placement import group_partition, partition_ranges
+from tests.support.cli import assert_one_line_error
 from tests.support.cluster_layout import cluster_layout, group_on
 from tests.support.zookeeper import free_port
 
@@ -23,13 +24,6 @@ STARTED_MS = 1_763_750_000_000  # 2025-11-21T18:33:20Z
 def run(args: list[str], env: dict | None = None):
     return CliRunner().invoke(app, args, env={"GROUPCTL_BOOTSTRAP": None, "GROUPCTL_ZK": None, **(env or {})},
                               catch_exceptions=False)
-
-
-def assert_one_line_error(result, status: int, *fragments: str) -> None:
-    assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
-    [line] = result.stderr.splitlines()
-    assert line.startswith("groupctl: error: ") and all(f in line for f in fragments), line
-    assert result.stdout == "" and "Traceback" not in result.output
 
 
 @pytest.fixture

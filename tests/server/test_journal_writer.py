@@ -19,8 +19,8 @@ from groupctl.coordinator.journal import offset_commit
 from groupctl.server import journal as journal_module
 from groupctl.server.journal import Journal, JournalError, segment_name
 from groupctl.server.runtime import CoordinatorUnavailable, Node
-from groupctl.store.base import StoreUnavailable
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.held_writes import HeldWrites
 
 SCENARIO_TIMEOUT_S = 30
 
@@ -190,22 +190,6 @@ def run(scenario):
 def simple_commit(offset: int) -> CommitOffsets:
     return CommitOffsets(group_id="g", generation_id=-1, member_id="", group_instance_id=None,
                          offsets=(PartitionOffset("t", 0, offset),))
-
-
-class HeldWrites:
-    """Wraps the node's store writer: each write waits for `release`, then succeeds or fails."""
-
-    def __init__(self, node: Node) -> None:
-        self.real = node.writer.write
-        self.release = asyncio.Event()
-        self.fail = False
-        node.writer.write = self.write
-
-    async def write(self, records, checks=()):
-        await self.release.wait()
-        if self.fail:
-            raise StoreUnavailable("injected store failure")
-        await self.real(records, checks)
 
 
 def commits(directory: Path) -> list[int]:

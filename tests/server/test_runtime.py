@@ -18,10 +18,10 @@ from groupctl.coordinator.classic.messages import (
 )
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.server.runtime import CoordinatorUnavailable, Node
-from groupctl.store.base import StoreUnavailable
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import ConsumerProcess, wait_until
 from tests.support.coordinator import CoordinatorProcess, node_config
+from tests.support.held_writes import HeldWrites
 from tests.support.zookeeper import expire_session
 
 SCENARIO_TIMEOUT_S = 30
@@ -43,22 +43,6 @@ async def committed(node: Node, group: str) -> int:
     result = await node.call_groups(
         lambda core, token, now: core.fetch_offsets(token, FetchOffsets(group, (("t", 0),)), now))
     return result.offsets[0].offset
-
-
-class HeldWrites:
-    """Wraps the node's writer: each write waits for `release`, then succeeds or fails."""
-
-    def __init__(self, node: Node) -> None:
-        self.real = node.writer.write
-        self.release = asyncio.Event()
-        self.fail = False
-        node.writer.write = self.write
-
-    async def write(self, records, checks=()):
-        await self.release.wait()
-        if self.fail:
-            raise StoreUnavailable("injected store failure")
-        await self.real(records, checks)
 
 
 async def started_node(**overrides) -> Node:

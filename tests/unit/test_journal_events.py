@@ -35,6 +35,7 @@ def test_an_admitted_member_is_member_joined_with_its_identity_and_the_current_g
     assert joined == {
         "v": 1, "ts": START_MS, "node": 3, "event": "member_joined", "group": "g", "member_id": "app-u1",
         "client_id": "app", "client_host": "/127.0.0.1", "instance_id": None, "generation": 0,
+        "replaced_member_id": None,
     }
     assert "seq" not in joined  # the journal writer numbers events
 
@@ -171,7 +172,7 @@ def test_a_member_removed_because_the_group_is_over_its_max_size_is_member_expir
     assert (expired["member_id"], expired["reason"], expired["generation"]) == (b.member_id, "group max size", 1)
 
 
-def test_a_static_members_restart_admits_its_new_id_without_a_rebalance():
+def test_a_static_members_restart_admits_its_new_id_in_place_of_the_old_without_a_rebalance():
     h = Harness()
     (a,) = h.stable_group(count=1, instance="i-1")
     before = len(events(h))
@@ -179,6 +180,7 @@ def test_a_static_members_restart_admits_its_new_id_without_a_rebalance():
     (joined,) = events(h)[before:]
     assert joined["event"] == "member_joined" and joined["instance_id"] == "i-1"
     assert joined["member_id"] != a.member_id and joined["generation"] == 1
+    assert joined["replaced_member_id"] == a.member_id
 
 
 def test_a_group_of_another_protocol_type_completes_with_an_empty_assignment():

@@ -8,7 +8,7 @@ emission points call them with the state as it is at that moment, so e.g. a memb
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from groupctl.coordinator import journal
 from groupctl.coordinator.classic.causes import RebalanceCause
@@ -38,10 +38,12 @@ def rebalance_completed(
         assignment=journal.assignment_rows((m["member_id"], m["client_id"], m["assignment"]) for m in members))
 
 
-def member_joined(core: Core, group: ClassicGroup, member: Member, now_ms: int) -> Event:
+def member_joined(core: Core, group: ClassicGroup, member: Member, now_ms: int,
+                  replaced_member_id: Optional[str] = None) -> Event:
     return journal.member_joined(
         core.node_id, now_ms, group.group_id, member_id=member.member_id, client_id=member.client_id,
-        client_host=member.client_host, instance_id=member.group_instance_id, generation=group.generation)
+        client_host=member.client_host, instance_id=member.group_instance_id, generation=group.generation,
+        replaced_member_id=replaced_member_id)
 
 
 def member_left(core: Core, group: ClassicGroup, member: Member, now_ms: int) -> Event:

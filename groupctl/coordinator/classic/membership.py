@@ -183,7 +183,7 @@ def _replace_static_member(
     old.answer_sync(out, SyncGroupResult(error=ErrorCode.FENCED_INSTANCE_ID))
     core.timer.cancel(session_key(group.group_id, old_id))
     member = group.replace_static(req.group_instance_id, old_id, new_id)
-    out.events.append(events.member_joined(core, group, member, now_ms))
+    out.events.append(events.member_joined(core, group, member, now_ms, replaced_member_id=old_id))
     member.protocols = tuple(req.protocols)
     member.rebalance_timeout_ms = req.rebalance_timeout_ms
     member.session_timeout_ms = req.session_timeout_ms
