@@ -16,9 +16,15 @@ Invariants:
   partition.
 - owner_commits: a member commits only partitions its generation assigned to it. Checked for each
   offset_commit with generation >= 0 against the owners in that generation's rebalance_completed
-  events. A static member that restarts into a Stable group takes its old member id's assignment
-  over in the same generation (member_joined with replaced_member_id), so it owns what any earlier
-  id of its instance owned in that generation. Exemptions: a commit with generation < 0 is a simple/admin commit and belongs to no
+  events. Owners also include:
+  - a static member restarted into a Stable group, which takes its old member id's assignment
+    over in the same generation (member_joined with replaced_member_id): it owns what any earlier
+    id of its instance owned in that generation;
+  - for a partition the new generation assigns to nobody, the member of that generation that owned
+    it in the generation before: a cooperative consumer (e.g. cooperative-sticky) learns of a
+    revocation from the new assignment and commits the revoked partitions in its revocation
+    callback, with the new generation.
+  Exemptions: a commit with generation < 0 is a simple/admin commit and belongs to no
   generation. A generation whose assignment the journal does not hold cannot be checked: its
   rebalance_completed is older than the oldest kept journal segment, or the group's protocol type
   is not "consumer", so the coordinator could not read the assignment and recorded it empty
@@ -197,6 +203,14 @@ def _inherited_ids(events: DataFrame) -> DataFrame:
             .agg(F.collect_set("replaced_member_id").alias("inherited")))
 
 
+def _generation_members(events: DataFrame) -> DataFrame:
+    """(GENERATION_KEY, generation_members): every member id a generation's completions name."""
+    return (events.where(_is(REBALANCE_COMPLETED))
+            .groupBy(*GENERATION_KEY)
+            .agg(F.array_distinct(F.flatten(F.collect_list(F.coalesce(
+                "member_ids", F.array().cast("array<string>"))))).alias("generation_members")))
+
+
 def _owner_commit_checks(events: DataFrame, owners: DataFrame) -> DataFrame:
     member_commits = events.where(_is(OFFSET_COMMIT) & (F.col("generation") >= 0)).select(
         *PARTITION_KEY, "member_id", "offset", "at", event_record().alias("record"))
@@ -204,12 +218,19 @@ def _owner_commit_checks(events: DataFrame, owners: DataFrame) -> DataFrame:
     owner_ids = F.coalesce("owners", no_ids)
     owned_by_member = (F.array_contains(owner_ids, F.col("member_id"))
                        | F.arrays_overlap(owner_ids, F.coalesce("inherited", no_ids)))
+    revoked_from_member = ((F.size(owner_ids) == 0)
+                           & F.array_contains(F.coalesce("previous_owners", no_ids), F.col("member_id"))
+                           & F.array_contains(F.coalesce("generation_members", no_ids), F.col("member_id")))
+    previous = owners.select(*GENERATION_KEY[:-1], (F.col("generation") + 1).alias("generation"), "topic",
+                             "partition", F.col("owners").alias("previous_owners"))
     return (member_commits
             .join(_inherited_ids(events), [*GENERATION_KEY, "member_id"], "left")
+            .join(previous, list(PARTITION_KEY), "left")
+            .join(_generation_members(events), list(GENERATION_KEY), "left")
             .join(_known_assignments(events), list(GENERATION_KEY), "left")
             .join(owners.select(*PARTITION_KEY, "owners"), list(PARTITION_KEY), "left")
             .withColumn("verdict", F.when(F.col("assignment_known").isNull(), F.lit(UNVERIFIED))
-                        .when(owned_by_member, F.lit(OK))
+                        .when(owned_by_member | revoked_from_member, F.lit(OK))
                         .otherwise(F.lit(VIOLATION))))
 
 

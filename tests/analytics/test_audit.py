@@ -200,3 +200,17 @@ def test_a_journal_the_core_wrote_audits_clean_through_static_restarts_and_an_ad
     summary = {row["invariant"]: tuple(row)[1:] for row in audit_summary(journal).collect()}
     assert summary["owner_commits"] == (2, 0, 0)
     assert summary["monotonic_offsets"] == (1, 0, 0)  # 10 -> 20 checked; the reset to 0 is exempt, not checked
+
+
+def test_a_cooperative_revocation_commit_in_the_next_generation_is_the_previous_owners(spark):
+    # cooperative-sticky: generation 2 takes t/1 from a-1 and gives it to nobody yet; a-1 commits
+    # it from its revocation callback, with generation 2. b-1 never owned it: a breach.
+    journal = Journal("coop")
+    journal.completed(100, 1, started_ts=90, owners={"a-1": ["t/0", "t/1"], "b-1": ["t/2"]})
+    journal.completed(200, 2, started_ts=190, owners={"a-1": ["t/0"], "b-1": ["t/2"]})
+    journal.commit(210, "a-1", 2, "t/1", 40)
+    stray = journal.commit(220, "b-1", 2, "t/1", 41)
+    violations = audit_violations(journal.frame(spark)).collect()
+    assert [(row["invariant"], row["detail"], row["records"][-1]) for row in violations] == [(
+        "owner_commits", "member b-1 committed offset 41 to t/1 in generation 2, which assigns it to no member",
+        as_record(stray))]
