@@ -91,9 +91,10 @@ class LagResult:
     window: int
     allowed_lag: int
     groups: list[dict]
-    """Group rows (README, "Lag and rebalance history"), worst first, with a NOTFOUND row per wanted group not in the data."""
+    """Group rows (README, "analyze lag"), worst first, with a NOTFOUND row per wanted group not
+    in the data."""
     partitions: list[dict]
-    """Partition rows (README, "Lag and rebalance history"), worst first."""
+    """Partition rows (README, "analyze lag"), worst first."""
     history: list[dict]
     """(cluster, group, ts, total_lag) rows of the `history_groups` worst groups, by time."""
     skipped: Skipped
@@ -115,8 +116,8 @@ class AuditResult:
     summary: list[dict]
     """Per invariant (in audit.INVARIANTS order): checked, violations, unverified."""
     violations: list[dict]
-    """One row per violation (README, "Lag and rebalance history"), by invariant (in audit.INVARIANTS order), group, generation,
-    topic, partition."""
+    """One row per violation (README, "analyze audit"), by invariant (in audit.INVARIANTS order),
+    group, generation, topic, partition."""
     skipped: Skipped
 
     @property

@@ -24,8 +24,9 @@ resolved the same way everywhere):
   never decreased from one entry to the next; 6. OK. `complete` = entries / window: once a
   partition has `window` samples, rows of an empty group that did not move leave its window short
   of commits, and the rules judge the commits there are (as Burrow judges a window with empty
-  slots), so a consumer gone before the recording began, or soon after, is not OK forever. "Caught up" is lag <= 0: a log end sampled a
-  moment before the commit it trails reads as negative lag and means the same as 0.
+  slots), so a consumer gone before the recording began, or soon after, is not OK forever.
+  "Caught up" is lag <= 0: a log end sampled a moment before the commit it trails reads as
+  negative lag and means the same as 0.
 
 Deliberate differences from Burrow:
 - No false STOP for an idle, fully consumed partition: rule 2 runs before STOP, and rows of an
