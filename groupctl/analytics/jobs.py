@@ -7,8 +7,11 @@ This is the only module of `groupctl.analytics` that reads or writes (`lag`, `re
   a JSON object of the schema's types is counted as malformed and skipped, a row whose schema
   version `v` is not in SUPPORTED_VERSIONS is counted and skipped. Neither stops the analysis;
   `Skipped` carries the counts so the CLI can say so.
-- Each input is parsed once per job: the parsed rows are persisted (memory, spilling to disk) for
-  the job's several actions, and released when the job ends, whatever happens.
+- A journal is parsed once per job: the parsed rows are persisted (memory, spilling to disk) for
+  the audit's and the rebalance analysis' several passes, and released when the job ends,
+  whatever happens. Lag samples are not persisted: the lag evaluation reads them in one pass, and
+  caching 10M rows costs more than parsing them a second time after the counting pass
+  (bench/README.md, lag_analysis).
 - Results are small (a row per partition, group, rebalance or violation): they are collected to
   plain, JSON-ready dicts, ordered worst first where there is a status. With `out_dir`, the same
   DataFrames are also written as Parquet, one directory per result, replaced on every run.
@@ -69,7 +72,7 @@ class Skipped:
 
 @dataclass
 class LoadedInput:
-    """Parsed input rows, persisted until `release()`.
+    """Parsed input rows (persisted until `release()` when read with `cache`).
 
     `rows` holds the usable rows only (schema columns, a supported version, the filters applied);
     `count` and `max_ts` describe them, `skipped` counts what was dropped as unreadable.
@@ -144,12 +147,13 @@ def read_journal(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[
     """The coordinator journal(s) at `paths` (one or more `--journal-dir`s, e.g. one per node): the
     events of `groups` (all when empty)."""
     keep = F.col("group").isin(*groups) if groups else F.lit(True)
-    return _load(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep)
+    return _load(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep, cache=True)
 
 
 def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: str, *, keep: Column, scope: str = "",
-          prune: Callable[[DataFrame], DataFrame] = lambda frame: frame) -> LoadedInput:
-    """Read, persist and count `paths`; `scope` (" at or after ...") describes `prune` in errors."""
+          prune: Callable[[DataFrame], DataFrame] = lambda frame: frame, cache: bool = False) -> LoadedInput:
+    """Read and count `paths` (and with `cache`, persist them); `scope` (" at or after ...")
+    describes `prune` in errors."""
     paths = list(paths)
     where = ", ".join(paths)
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT_RECORD, StringType())])
@@ -160,7 +164,9 @@ def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: s
                .json(paths))
     except (PySparkException, Py4JJavaError) as exc:
         raise AnalysisError(f"cannot read {what} from {where}: {one_line(exc)}") from None
-    parsed = prune(raw).select(*schema.fieldNames(), CORRUPT_RECORD).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = prune(raw).select(*schema.fieldNames(), CORRUPT_RECORD)
+    if cache:
+        parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     readable = F.col(CORRUPT_RECORD).isNull()
     supported = readable & F.coalesce(F.col("v").isin(*SUPPORTED_VERSIONS), F.lit(False))
     usable = supported & F.coalesce(keep, F.lit(False))
