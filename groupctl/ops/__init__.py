@@ -15,6 +15,8 @@ carrying its exit status). Modules:
 - `zk`: ZooKeeper inspection (group documents, the legacy 0.8 layout, a group's coordinator).
 - `cluster`: a coordinator cluster's nodes, group-partition leaders and load, from ZooKeeper.
 - `rebalance`: trigger and watch rebalances.
+- `lag_record`, `lag_schedule`, `lag_dataset`: `lag record`'s sampling round, its fixed-cadence
+  loop, and the date/hour JSON Lines dataset it appends to.
 
 Startup cost: the CLI imports ops modules inside the commands that use them, never at start-up.
 Importing this package registers kafka-python without running its heavy package `__init__`s
