@@ -118,7 +118,7 @@ def evaluate_partition(key: tuple, samples: list[Sample], *, now: int, window: i
         result["lag_seconds"], result["lag_seconds_is_lower_bound"] = lag_seconds(valid, latest, now)
         if current_lag <= 0:
             result["catch_up_seconds"] = 0.0
-        elif consume_rate is not None and consume_rate - produce_rate > 0:
+        elif result["status"] != "STOP" and consume_rate is not None and consume_rate - produce_rate > 0:
             result["catch_up_seconds"] = current_lag / (consume_rate - produce_rate)
     return result
 

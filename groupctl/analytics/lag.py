@@ -44,7 +44,8 @@ Deliberate differences from Burrow:
 - Trend: `consume_rate` / `produce_rate` are the committed / log_end deltas between the first and
   last window entries per second of their span (null for a zero span); `lag_trend` = produce_rate
   - consume_rate (positive = falling behind); `catch_up_seconds` = current_lag / (consume_rate -
-  produce_rate) when that divisor and the lag are positive, 0 when current lag <= 0, else null.
+  produce_rate) when that divisor and the lag are positive, 0 when current lag <= 0, else null;
+  null for STOP too, whose window rates are from before the consumer stopped.
 
 A partition whose rows are all invalid is still reported (status OK, complete 0.0, lag fields
 null), so a partition assigned but never committed is visible with its owner.
@@ -280,6 +281,7 @@ def _evaluate(summary: DataFrame, window: int, allowed_lag: int) -> DataFrame:
     lower_bound = F.when(current_lag <= 0, F.lit(False)).otherwise(~F.col("produced_in_range"))
     catch_up = (
         F.when(current_lag <= 0, F.lit(0.0))
+        .when(status == "STOP", F.lit(None))  # its window's rates are from before it stopped
         .when(gaining > 0, current_lag / gaining)
     )
     return summary.select(

@@ -94,6 +94,14 @@ def test_stopped_consumer_with_producer_continuing_is_stop(spark):
     assert only(spark, history, window=5)["status"] == "STOP"
 
 
+def test_a_stopped_consumer_never_catches_up_whatever_its_window_rates_were(spark):
+    # it was gaining on the producer while it ran; then it stopped
+    history = commits([50, 40, 30, 20, 10]) + [sample(40 + 60 * i, 1400, 1410 + 5 * i, members=0) for i in range(1, 4)]
+    partition = only(spark, history, window=5)
+    assert (partition["status"], partition["catch_up_seconds"]) == ("STOP", None)
+    assert partition["consume_rate"] > partition["produce_rate"]
+
+
 def test_consumer_gone_before_the_recording_began_is_stop_once_the_window_has_its_samples(spark):
     # an empty group, its offset frozen at 100 while the log grows: one commit, then silence
     history = [sample(10 * i, 100, 200 + 50 * i, members=0) for i in range(10)]
