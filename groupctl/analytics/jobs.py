@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import reduce
 from typing import Callable, Optional, Sequence
 
 from py4j.protocol import Py4JJavaError
@@ -34,7 +35,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from groupctl.analytics.schemas import JOURNAL_SCHEMA, LAG_SAMPLE_SCHEMA, SUPPORTED_VERSIONS
+from groupctl.analytics.schemas import (
+    JOURNAL_SCHEMA,
+    LAG_SAMPLE_SCHEMA,
+    SUPPORTED_VERSIONS,
+)
 
 CORRUPT_RECORD = "_corrupt_record"
 """The column Spark's PERMISSIVE JSON reader fills with a line it could not parse."""
@@ -140,6 +145,8 @@ def read_lag_samples(spark: SparkSession, paths: Sequence[str], *, since_ms: Opt
     if groups:
         keep = keep & F.col("group").isin(*groups)
     return _load(spark, paths, LAG_SAMPLE_SCHEMA, "lag samples", keep=keep, scope=_time_scope(since_ms, until_ms),
+                 required=(*_present("ts", "group", "topic", "partition"),
+                           F.col("committed").isNotNull() | F.col("log_end").isNotNull()),
                  prune=lambda frame: _prune_hours(frame, since_ms, until_ms))
 
 
@@ -147,13 +154,16 @@ def read_journal(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[
     """The coordinator journal(s) at `paths` (one or more `--journal-dir`s, e.g. one per node): the
     events of `groups` (all when empty)."""
     keep = F.col("group").isin(*groups) if groups else F.lit(True)
-    return _load(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep, cache=True)
+    return _load(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep, cache=True,
+                 required=_present("ts", "event", "group"))
 
 
 def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: str, *, keep: Column, scope: str = "",
-          prune: Callable[[DataFrame], DataFrame] = lambda frame: frame, cache: bool = False) -> LoadedInput:
+          prune: Callable[[DataFrame], DataFrame] = lambda frame: frame, cache: bool = False,
+          required: Sequence[Column] = ()) -> LoadedInput:
     """Read and count `paths` (and with `cache`, persist them); `scope` (" at or after ...")
-    describes `prune` in errors."""
+    describes `prune` in errors. A line that is not JSON, or fails a `required` condition (e.g. a
+    journal event given to the lag analysis, or the other way round), is malformed."""
     paths = list(paths)
     where = ", ".join(paths)
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT_RECORD, StringType())])
@@ -167,7 +177,7 @@ def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: s
     parsed = prune(raw).select(*schema.fieldNames(), CORRUPT_RECORD)
     if cache:
         parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
-    readable = F.col(CORRUPT_RECORD).isNull()
+    readable = reduce(Column.__and__, required, F.col(CORRUPT_RECORD).isNull())
     supported = readable & F.coalesce(F.col("v").isin(*SUPPORTED_VERSIONS), F.lit(False))
     usable = supported & F.coalesce(keep, F.lit(False))
     try:
@@ -189,6 +199,10 @@ def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: s
         raise AnalysisError(f"no {what} in {where}{scope}{found}")
     return LoadedInput(rows=parsed.where(usable).select(*schema.fieldNames()),
                        count=stats["usable"], max_ts=stats["max_ts"], skipped=skipped, _parsed=parsed)
+
+
+def _present(*names: str) -> tuple[Column, ...]:
+    return tuple(F.col(name).isNotNull() for name in names)
 
 
 def _time_scope(since_ms: Optional[int], until_ms: Optional[int]) -> str:

@@ -26,7 +26,7 @@ import typer
 
 from groupctl.cli import render
 from groupctl.cli.context import CliEnv, env, guard
-from groupctl.cli.errors import BadInput
+from groupctl.cli.errors import BadInput, CliError
 
 if TYPE_CHECKING:
     from groupctl.ops.lag_schedule import RoundOutcome
@@ -99,7 +99,8 @@ def record(
 
     A failed round prints one warning line and recording goes on at the next interval.
 
-    --duration or SIGINT/SIGTERM ends it: exit status 0 and a summary (rounds, rows, files)."""
+    --duration or SIGINT/SIGTERM ends it with a summary (rounds, rows, files): exit status 0, or 1
+    when every round failed (nothing could be sampled at all)."""
     interval_s = parse_duration(interval, "--interval")
     duration_s = parse_duration(duration, "--duration") if duration is not None else None
     if bool(group) == all_groups:
@@ -122,6 +123,8 @@ def record(
     totals = recording.totals
     if current.json:
         render.emit_json(current, {"out": str(root), "cluster": label, **totals.to_json()})
-        return
-    current.out.print(f"recorded {totals.rounds} round(s) ({totals.failed_rounds} failed): {totals.rows} row(s) "
-                      f"in {totals.files} file(s) under {root}", markup=False, highlight=False)
+    else:
+        current.out.print(f"recorded {totals.rounds} round(s) ({totals.failed_rounds} failed): {totals.rows} "
+                          f"row(s) in {totals.files} file(s) under {root}", markup=False, highlight=False)
+    if totals.rounds and totals.failed_rounds == totals.rounds:
+        raise CliError(f"every round failed: nothing was sampled from {bootstrap}")

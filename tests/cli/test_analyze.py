@@ -288,8 +288,16 @@ def test_an_empty_directory_is_a_one_line_error(spark, tmp_path):
     assert_one_line_error(run(["analyze", "audit", str(tmp_path), *MASTER]), 1, f"no journal events in {tmp_path}")
 
 
+def test_the_wrong_kind_of_input_is_a_one_line_error_not_an_empty_answer(spark, dataset, journal_dir):
+    assert_one_line_error(run(["analyze", "audit", str(dataset), *MASTER]), 1,
+                          f"no journal events in {dataset}", "malformed line(s)")
+    assert_one_line_error(run(["analyze", "rebalances", str(dataset), *MASTER]), 1, "no journal events")
+    assert_one_line_error(run(["analyze", "lag", str(journal_dir), *MASTER]), 1,
+                          f"no lag samples in {journal_dir}", "malformed line(s)")
+
+
 def test_only_malformed_input_is_a_one_line_error_with_the_counts(spark, tmp_path):
-    (tmp_path / "events-00000001.jsonl").write_text("garbage\n{\"v\":7,\"event\":\"x\"}\n")
+    (tmp_path / "events-00000001.jsonl").write_text('garbage\n{"v":7,"ts":1,"event":"x","group":"g"}\n')
     assert_one_line_error(run(["analyze", "rebalances", str(tmp_path), *MASTER]), 1,
                           "no journal events in", "1 malformed line(s), 1 row(s) of a schema version other than 1")
 

@@ -105,19 +105,20 @@ def test_without_a_bootstrap_server_it_is_bad_input(tmp_path):
 # -- recording ----------------------------------------------------------------------------------------
 
 
-def test_an_unreachable_cluster_fails_every_round_with_one_warning_each_and_still_exits_0(tmp_path):
+def test_an_unreachable_cluster_fails_every_round_with_one_warning_each_and_exits_1(tmp_path):
     bootstrap = f"127.0.0.1:{closed_port()}"
     result = run(["--output", "json", "lag", "record", "--all-groups", "--interval", "100ms", "--duration", "300ms",
                   "--out", str(tmp_path / "d")], bootstrap=bootstrap)
-    assert result.exit_code == 0, result.stderr
-    summary = json.loads(result.stdout)
+    assert result.exit_code == 1, result.stderr
+    summary = json.loads(result.stdout)  # the summary still comes first
     assert list(summary) == SUMMARY_KEYS
     assert summary["failed_rounds"] == summary["rounds"] >= 1 and summary["files"] == summary["rows"] == 0
     assert summary["rounds"] + summary["missed_slots"] == 3 and summary["ended_by"] == "duration"
-    lines = result.stderr.splitlines()
-    assert len(lines) == summary["rounds"]
+    *warnings, error = result.stderr.splitlines()
+    assert len(warnings) == summary["rounds"]
     assert all(line.startswith(f"groupctl: warning: round {n} failed: cannot reach bootstrap {bootstrap}")
-               for n, line in enumerate(lines, 1)), lines
+               for n, line in enumerate(warnings, 1)), warnings
+    assert error == f"groupctl: error: every round failed: nothing was sampled from {bootstrap}"
 
 
 @pytest.fixture(scope="module")
