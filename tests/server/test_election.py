@@ -77,7 +77,13 @@ def test_three_nodes_split_the_partitions_and_agree_on_every_groups_coordinator(
             def settled():  # the first node led everything; the others got theirs handed back
                 return all(n.election.led() == preferred(n) and not n.placement.loading for n in nodes)
 
+            def agreed():  # each node learns the others' claims through its watches, a moment later
+                views = [({p: leader.node_id for p, leader in n.election.leaders.items()}, set(n.election.brokers))
+                         for n in nodes]
+                return all(view == views[0] for view in views) and len(views[0][0]) == PARTITIONS
+
             await eventually(settled, what="every partition led by its preferred node")
+            await eventually(agreed, what="every node's view of the leaders agreeing")
             for node in nodes:
                 assert node.placement.serving == preferred(node) and preferred(node)
             for group in ("orders", "payments", "g-17", "ünïcode"):
