@@ -7,7 +7,7 @@ rebalance request (`request_rebalance`), a znode the coordinator watches.
 
 Invariants:
 - One kazoo session per call (or per `ZkSession` block), on kazoo's plain threading handler: the
-  CLI is synchronous. Connecting is bounded by `timeout_s` (default 8 s) and so is every
+  CLI is synchronous. Connecting is bounded by `timeout_s` (default 6 s) and so is every
   request (a window of pipelined reads, `ZkSession.get_many`, shares one bound); running out of
   time is `Unreachable`, never a hang.
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
@@ -75,9 +75,9 @@ from groupctl.store.persist import (
 )
 from groupctl.store.zookeeper import split_connect
 
-DEFAULT_TIMEOUT_S = 8.0
-"""Connect and request bound: 8 s, so that a CLI command against an unreachable ZooKeeper
-(interpreter start-up and session teardown included) ends within 10 s."""
+DEFAULT_TIMEOUT_S = 6.0
+"""Connect and request bound: 6 s, so that a CLI command against an unreachable ZooKeeper ends
+within 10 s with room for interpreter start-up and session teardown on a busy machine."""
 DEFAULT_TREE_DEPTH = 8
 DEFAULT_TREE_NODES = 1000
 LEGACY_CONSUMERS = "/consumers"

@@ -99,10 +99,13 @@ def consuming_group(cluster, client: str, group: str) -> tuple[list[ConsumerProc
     wait_until(lambda: owned(consumers) == [(TOPIC, p) for p in range(BEFORE)]
                and all(c.snapshot()[0] for c in consumers), 60,
                message=f"the consumers owning all {BEFORE} partitions")
-    document = wait_until(lambda: (lambda d: d if d and d["state"] == "Stable" and len(d["members"]) == 2
-                                   else None)(cluster.group_document(group)), 20, message="a Stable document")
+    wait_until(lambda: (lambda d: d and d["state"] == "Stable" and len(d["members"]) == 2)(
+        cluster.group_document(group)), 20, message="a Stable document")
     time.sleep(CLIENT_SETTLE_S)
-    return consumers, document, cluster.group_history(group)
+    history = cluster.group_history(group)  # the baseline is the newest document, read once the watch is set
+    document = wait_until(lambda: history and history[-1]["state"] == "Stable" and len(history[-1]["members"]) == 2
+                          and history[-1], 20, message="a Stable document seen by the watch")
+    return consumers, document, history
 
 
 def topic_change(history: list[dict], before: dict) -> dict:

@@ -81,13 +81,19 @@ def test_acknowledged_commits_survive_kill_9(store_args, tmp_path):
 
 def test_sigterm_stops_the_coordinator_cleanly_with_exit_status_0(store_args, tmp_path):
     node = start(store_args, tmp_path)
-    assert node.terminate() == 0
+    try:
+        assert node.terminate() == 0
+    finally:
+        node.kill()  # no-op once it exited
 
 
 def test_sigint_stops_the_coordinator_cleanly_with_exit_status_0(tmp_path):
     node = CoordinatorProcess(log_path=tmp_path / "coordinator.log").start()
-    node.signal(signal.SIGINT)
-    assert node.proc.wait(15) == 0
+    try:
+        node.signal(signal.SIGINT)
+        assert node.proc.wait(15) == 0
+    finally:
+        node.kill()  # no-op once it exited
 
 
 def test_a_restarted_coordinator_reloads_groups_and_the_next_generation_continues(store_config):
@@ -128,13 +134,16 @@ def _document(coordinator, group, exclude=None):
 def test_topics_and_produced_messages_survive_a_restart(tmp_path):
     args = ["--data-dir", str(tmp_path / "data")]
     node = start(args, tmp_path, "--topic", "audit:2")
-    producer = KafkaProducer(bootstrap_servers=node.bootstrap, acks="all")
-    futures = [producer.send("audit", value=f"a{i}".encode(), partition=i % 2) for i in range(200)]
-    producer.flush(30)
-    for future in futures:
-        future.get(timeout=10)  # raises if the node refused the write
-    producer.close()
-    assert node.terminate() == 0
+    try:
+        producer = KafkaProducer(bootstrap_servers=node.bootstrap, acks="all")
+        futures = [producer.send("audit", value=f"a{i}".encode(), partition=i % 2) for i in range(200)]
+        producer.flush(30)
+        for future in futures:
+            future.get(timeout=10)  # raises if the node refused the write
+        producer.close()
+        assert node.terminate() == 0
+    finally:
+        node.kill()  # no-op once it exited
 
     restarted = start(args, tmp_path)
     try:

@@ -91,11 +91,11 @@ def test_a_killed_member_s_partitions_move_to_the_survivors_within_the_session_t
                    60, message="initial assignment")
         before = wait_until(lambda: _stable_doc(zk_connect, "orders", consumers), 20, message="stable document")
         consumers[0].kill()
-        killed_at = time.monotonic()
         survivors = consumers[1:]
-        wait_until(lambda: covers(survivors, "payments", 6), SESSION_MS / 1000 + 3,
+        # expiry (at most the session timeout), the survivors' next heartbeat (a sixth of it), their
+        # rejoin and sync, and slack for a loaded machine
+        wait_until(lambda: covers(survivors, "payments", 6), SESSION_MS / 1000 + 5,
                    message="survivors owning all partitions")
-        assert time.monotonic() - killed_at <= SESSION_MS / 1000 + 3
         after = wait_until(lambda: _stable_doc(zk_connect, "orders", survivors), 10, message="new document")
         assert after["generation"] > before["generation"]
         assert {m["client_id"] for m in after["members"]} == {"app-1", "app-2"}

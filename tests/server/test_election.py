@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 
 import pytest
@@ -78,9 +79,10 @@ def test_three_nodes_split_the_partitions_and_agree_on_every_groups_coordinator(
                 return all(n.election.led() == preferred(n) and not n.placement.loading for n in nodes)
 
             def agreed():  # each node learns the others' claims through its watches, a moment later
-                views = [({p: leader.node_id for p, leader in n.election.leaders.items()}, set(n.election.brokers))
+                views = [({p: leader.node_id for p, leader in n.election.leaders.items()}, n.live_brokers())
                          for n in nodes]
-                return all(view == views[0] for view in views) and len(views[0][0]) == PARTITIONS
+                return all(view == views[0] for view in views) and len(views[0][0]) == PARTITIONS \
+                    and len(views[0][1]) == len(nodes)
 
             await eventually(settled, what="every partition led by its preferred node")
             await eventually(agreed, what="every node's view of the leaders agreeing")
@@ -183,9 +185,14 @@ def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership
         with connect(coordinator) as sock:
             request = HeartbeatRequest[3](group_id="g", generation_id=1, member_id="m", group_instance_id=None)
             request.with_header(correlation_id=1, client_id="stall-test")
-            stalled = coordinator.loop.call_soon_threadsafe
-            stalled(time.sleep, 1.6)  # like SIGSTOP: longer than half the session timeout
-            time.sleep(0.2)
+            stalling = threading.Event()
+
+            def stall() -> None:  # like SIGSTOP: longer than half the session timeout
+                stalling.set()
+                time.sleep(1.6)
+
+            coordinator.loop.call_soon_threadsafe(stall)
+            assert stalling.wait(5)
             sock.sendall(bytes(request.encode(version=3, header=True, framed=True)))
             answer = decode_response(request, read_frame(sock), 3)
         assert answer.error_code == ErrorCode.NOT_COORDINATOR

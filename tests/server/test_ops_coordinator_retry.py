@@ -124,7 +124,7 @@ def test_a_coordinator_that_never_takes_the_group_fails_within_the_timeout_namin
     with pytest.raises(Unreachable, match="coordinator for group 'idle' is not available: NOT_COORDINATOR"):
         offsets.show_offsets(coordinator.bootstrap, idle, timeout=1)
 
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 3
 
 
 def test_a_reset_whose_commit_answer_is_lost_commits_its_first_plan_again_never_a_new_one(coordinator, idle,

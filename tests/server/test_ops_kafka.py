@@ -590,7 +590,7 @@ def test_the_timeout_bounds_the_whole_operation_not_each_round_trip(idle_group, 
     started = time.monotonic()
     with pytest.raises(Unreachable, match="timed out"):
         groups.describe_group(bootstrap, idle_group, timeout=1)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 2.5  # the timeout and slack for a loaded machine, not the 1.4 s of answers
 
 
 def test_malformed_bootstrap_is_bad_input():

@@ -4,6 +4,8 @@ observed by a watch, over `--bootstrap` (extension APIs 32000/32001, both store 
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import threading
 import time
@@ -144,7 +146,7 @@ def test_a_watch_over_a_bootstrap_that_never_answers_ends_at_its_timeout():
         with pytest.raises(Unreachable, match=rf"cannot reach bootstrap {address} within 1.5s: timed out"):
             list(rebalance.watch("orders", bootstrap=address, count=1, timeout_s=1.5))
 
-        assert 1.5 <= time.monotonic() - started < 2.5
+        assert 1.5 <= time.monotonic() - started < 3.5
 
 
 def test_triggering_an_unknown_group_over_bootstrap_is_not_found(coordinator):
@@ -153,10 +155,14 @@ def test_triggering_an_unknown_group_over_bootstrap_is_not_found(coordinator):
 
 
 def test_a_second_trigger_while_the_first_is_in_progress_says_so(coordinator, consumer_of):
-    consumer_of(coordinator.bootstrap, "orders")
+    consumer = consumer_of(coordinator.bootstrap, "orders")
 
-    first = rebalance.trigger("orders", bootstrap=coordinator.bootstrap)
-    second = rebalance.trigger("orders", bootstrap=coordinator.bootstrap)
+    os.kill(consumer.proc.pid, signal.SIGSTOP)  # no heartbeat, so no rejoin that could end the first rebalance
+    try:
+        first = rebalance.trigger("orders", bootstrap=coordinator.bootstrap)
+        second = rebalance.trigger("orders", bootstrap=coordinator.bootstrap)
+    finally:
+        os.kill(consumer.proc.pid, signal.SIGCONT)
 
     assert first.message is None
     assert "already rebalancing" in second.message

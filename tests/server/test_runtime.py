@@ -145,3 +145,4 @@ def test_sigterm_with_a_live_consumer_stops_well_within_the_drain_timeout(tmp_pa
         assert time.monotonic() - started < 3.0
     finally:
         consumer.kill()
+        node.kill()  # no-op once it exited

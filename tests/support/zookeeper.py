@@ -53,9 +53,20 @@ def unavailable_reason() -> Optional[str]:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    (port,) = free_ports(1)
+    return port
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports free on 127.0.0.1 now (all held until every one is picked)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def four_letter_word(port: int, word: str, timeout_s: float = 1.0) -> str:
@@ -192,8 +203,9 @@ class ZooKeeperEnsemble:
     def __init__(self, base_dir: Path, size: int = 3) -> None:
         self.base_dir = base_dir
         self.size = size
-        self.client_ports = [free_port() for _ in range(size)]
-        self._peer_ports = [(free_port(), free_port()) for _ in range(size)]
+        ports = free_ports(3 * size)
+        self.client_ports = ports[:size]
+        self._peer_ports = list(zip(ports[size::2], ports[size + 1::2]))
         self.connect = ",".join(f"127.0.0.1:{p}" for p in self.client_ports)
         self._processes: dict[int, _Process] = {}
 
