@@ -40,52 +40,65 @@ def list_(
 def describe(
     ctx: typer.Context,
     group: str = typer.Argument(..., help="Group id."),
-    members: bool = typer.Option(False, "--members", help="Show only the members and their assignments."),
-    offsets: bool = typer.Option(False, "--offsets", help="Show only committed offsets, log end and lag."),
-    state: bool = typer.Option(False, "--state", help="Show only the group's state, protocol and generation."),
+    members: bool = typer.Option(False, "--members", help="Show the members and their assignments."),
+    offsets: bool = typer.Option(False, "--offsets", help="Show committed offsets, log end and lag."),
+    state: bool = typer.Option(False, "--state", help="Show the group's state, protocol and generation."),
 ) -> None:
     """Describe GROUP: state, protocol, generation, coordinator, members and per-partition lag.
 
-    With --output json the document always carries every key (group, state, protocol_type,
-    protocol, generation: null when the cluster cannot tell, coordinator, members, offsets)."""
+    The section flags combine (--members --offsets shows both); without any, every section is
+    shown. With --output json the document always carries every key (group, state,
+    protocol_type, protocol, generation: null when the cluster cannot tell, coordinator,
+    members, offsets)."""
     from groupctl.ops.groups import describe_group
 
     current = env(ctx)
+    flags = {"state": state, "members": members, "offsets": offsets}
+    sections = [name for name in _DESCRIBE_SECTIONS if flags[name] or not any(flags.values())]
     with current.status(f"describing {group}"):
-        described = describe_group(current.need_bootstrap(), group, include_offsets=current.json or not (members or state))
+        described = describe_group(current.need_bootstrap(), group,
+                                   include_offsets=current.json or "offsets" in sections)
     if current.json:
         render.emit_json(current, described.to_json())
         return
-    everything = not (members or offsets or state)
-    if state or everything:
-        coordinator = described.coordinator
-        render.show(current, render.table(
-            ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS", "COORDINATOR"],
-            [(described.group, described.state, described.protocol_type or None, described.protocol or None,
-              described.generation, len(described.members),
-              f"{coordinator.node_id} ({coordinator.host}:{coordinator.port})")]))
-    if (members or everything) and not described.members:
-        if state or everything:
+    for index, section in enumerate(sections):
+        if index:
             current.out.print()
-        current.out.print(f"{group} has no active members.", markup=False, highlight=False)
-    elif members or everything:
-        if state or everything:
-            current.out.print()
-        render.show(current, render.table(
-            ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"],
-            [(m.member_id, m.client_id, m.client_host,
-              " ".join(f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m.assignment.items())) or None)
-             for m in described.members]))
-    if offsets or everything:
-        if state or members or everything:
-            current.out.print()
-        rows = []
-        for o in described.offsets:
-            owner = described.owner(o.topic, o.partition)
-            rows.append((o.topic, o.partition, o.committed_offset, o.log_end_offset, o.lag,
-                         owner.member_id if owner else None))
-        render.show(current, render.table(
-            ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"], rows))
+        _DESCRIBE_SECTIONS[section](current, described)
+
+
+def _state_section(current, described) -> None:
+    coordinator = described.coordinator
+    render.show(current, render.table(
+        ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS", "COORDINATOR"],
+        [(described.group, described.state, described.protocol_type or None, described.protocol or None,
+          described.generation, len(described.members),
+          f"{coordinator.node_id} ({coordinator.host}:{coordinator.port})")]))
+
+
+def _members_section(current, described) -> None:
+    if not described.members:
+        current.out.print(f"{described.group} has no active members.", markup=False, highlight=False)
+        return
+    render.show(current, render.table(
+        ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"],
+        [(m.member_id, m.client_id, m.client_host,
+          " ".join(f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m.assignment.items())) or None)
+         for m in described.members]))
+
+
+def _offsets_section(current, described) -> None:
+    rows = []
+    for o in described.offsets:
+        owner = described.owner(o.topic, o.partition)
+        rows.append((o.topic, o.partition, o.committed_offset, o.log_end_offset, render.lag_cell(o),
+                     owner.member_id if owner else None))
+    render.show(current, render.table(
+        ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"], rows))
+
+
+_DESCRIBE_SECTIONS = {"state": _state_section, "members": _members_section, "offsets": _offsets_section}
+"""`group describe`'s sections, shown in this order."""
 
 
 @app.command("delete")

@@ -2,8 +2,9 @@
 
 Resets follow kafka-consumer-groups.sh: one scope (--topic T[:P,...]... or --all-topics), one
 target, a dry run unless --execute, --export to print the plan as CSV (`topic,partition,offset`,
-what --from-file and `offsets import` read). Changing offsets is refused while the group has
-members, naming its state.
+what --from-file and `offsets import` read), one warning line on stderr per partition whose
+offset was clamped to the log's range. Changing offsets is refused while the group has members,
+naming its state.
 """
 
 from __future__ import annotations
@@ -23,14 +24,23 @@ TARGETS = "--to-earliest, --to-latest, --to-offset, --shift-by, --to-datetime, -
 
 
 def _show_plan(current, plan, export: bool) -> None:
+    from groupctl.ops.reset import format_utc
+
+    for p in plan.partitions:
+        if p.clamped_from is not None:
+            bound = "past the log end" if p.clamped_from > p.new_offset else "before the log start"
+            current.err.print(f"warning: offset {p.clamped_from} of {p.topic}:{p.partition} is {bound} "
+                              f"{p.new_offset}; resetting to {p.new_offset}", markup=False, highlight=False)
     if current.json:
         render.emit_json(current, plan.to_json())
     elif export:
         current.out.print(plan.to_csv(), end="", markup=False, highlight=False)
     else:
+        title = None if plan.timestamp_ms is None else f"first offsets at or after {format_utc(plan.timestamp_ms)}"
         render.show(current, render.table(
             ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"],
-            [(plan.group, p.topic, p.partition, p.current_offset, p.new_offset) for p in plan.partitions]))
+            [(plan.group, p.topic, p.partition, p.current_offset, p.new_offset) for p in plan.partitions],
+            title=title))
     if not plan.executed:
         current.err.print("dry run: nothing was changed (add --execute to apply)", markup=False, highlight=False)
 
@@ -38,7 +48,9 @@ def _show_plan(current, plan, export: bool) -> None:
 @app.command("show")
 @guard
 def show(ctx: typer.Context, group: str = typer.Argument(..., help="Group id.")) -> None:
-    """Committed offset, log end offset and lag of every partition GROUP has committed."""
+    """Committed offset, log end offset and lag of every partition GROUP has committed.
+
+    A committed offset past the log end has lag 0, shown as "0 (ahead)" (JSON: ahead_of_log_end)."""
     from groupctl.ops.offsets import show_offsets
 
     current = env(ctx)
@@ -49,7 +61,8 @@ def show(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
         return
     render.show(current, render.table(
         ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"],
-        [(group, o.topic, o.partition, o.committed_offset, o.log_end_offset, o.lag) for o in found.offsets]))
+        [(group, o.topic, o.partition, o.committed_offset, o.log_end_offset, render.lag_cell(o))
+         for o in found.offsets]))
 
 
 @app.command("commit")
@@ -60,7 +73,7 @@ def commit(
     assignments: List[str] = typer.Argument(..., metavar="TOPIC:PARTITION=OFFSET...",
                                             help="Offsets to commit, e.g. orders:0=42 orders:1=7."),
 ) -> None:
-    """Commit the given offsets for GROUP (refused while the group has members)."""
+    """Commit the given offsets for GROUP, a new group too (refused while the group has members)."""
     from groupctl.ops.offsets import commit_offsets
     from groupctl.ops.reset import parse_offset_assignments
 
@@ -110,20 +123,23 @@ def reset_(
     all_topics: bool = typer.Option(False, "--all-topics", help="Scope: every topic the group has offsets for."),
     to_earliest: bool = typer.Option(False, "--to-earliest", help="Target: the log start offset."),
     to_latest: bool = typer.Option(False, "--to-latest", help="Target: the log end offset."),
-    to_offset: Optional[int] = typer.Option(None, help="Target: this offset (clamped to the log's range)."),
-    shift_by: Optional[int] = typer.Option(None, help="Target: current offset +/- N (clamped to the log's range)."),
+    to_offset: Optional[int] = typer.Option(
+        None, help="Target: this offset (clamped to the log's range, with a warning per clamped partition)."),
+    shift_by: Optional[int] = typer.Option(
+        None, help="Target: current offset +/- N (clamped to the log's range, with a warning per clamped partition)."),
     to_datetime: Optional[str] = typer.Option(
-        None, help="Target: the first offset at or after YYYY-MM-DDTHH:mm:SS[.sss][Z|+hh:mm] (local time without a zone)."),
+        None, help="Target: the first offset at or after YYYY-MM-DDTHH:mm:SS[.sss][Z|+hh:mm] (UTC without a zone, as in Kafka)."),
     by_duration: Optional[str] = typer.Option(None, help="Target: the first offset at or after now minus PnDTnHnMnS."),
     to_current: bool = typer.Option(False, "--to-current", help="Target: the committed offsets (useful with --export)."),
-    from_file: Optional[Path] = typer.Option(None, help="Target: offsets from a CSV file topic,partition,offset."),
+    from_file: Optional[Path] = typer.Option(
+        None, help="Target: offsets from a CSV file topic,partition,offset (clamped to the log's range)."),
     execute: bool = typer.Option(False, "--execute", help="Commit the plan (without it: a dry run)."),
     export: bool = typer.Option(False, "--export", help="Print the plan as CSV (topic,partition,offset)."),
 ) -> None:
-    """Plan (and with --execute, commit) new offsets for an inactive GROUP.
+    """Plan (and with --execute, commit) new offsets for an existing, inactive GROUP.
 
     Like kafka-consumer-groups.sh --reset-offsets: one scope, one target, a dry run unless
-    --execute."""
+    --execute. A time target's table is titled with the instant it resolved to, in UTC."""
     from groupctl.ops.offsets import reset_offsets
     from groupctl.ops.reset import FromFile, make_scope
 
@@ -162,7 +178,9 @@ def import_(
     file: Path = typer.Argument(..., help="CSV file topic,partition,offset (as `offsets export` writes)."),
     execute: bool = typer.Option(False, "--execute", help="Commit the offsets (without it: a dry run)."),
 ) -> None:
-    """Commit the offsets in FILE for an inactive GROUP (a dry run unless --execute)."""
+    """Commit the offsets in FILE for an existing, inactive GROUP (a dry run unless --execute).
+
+    Offsets outside a partition's range are clamped to it, with a warning per partition."""
     from groupctl.ops.offsets import import_offsets, read_plan_file
 
     current = env(ctx)

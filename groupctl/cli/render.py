@@ -14,6 +14,8 @@ from groupctl.cli.context import CliEnv
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from groupctl.ops.lag import PartitionOffsets
+
 
 def emit_json(env: CliEnv, document: Any) -> None:
     env.out.print(json.dumps(document, indent=2, sort_keys=False), markup=False, highlight=False,
@@ -46,6 +48,16 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optio
         # Cells are plain text: a group named "x[/y]" must not be read as rich markup.
         result.add_row(*(Text("-" if cell is None else str(cell)) for cell in row))
     return result
+
+
+AHEAD_OF_LOG_END = "0 (ahead)"
+"""The LAG cell of a committed offset past the log end: lag 0 by the one rule
+(`groupctl.lag.offsets`), marked so that it does not pass for a consumer that has caught up."""
+
+
+def lag_cell(offsets: "PartitionOffsets") -> Optional[Any]:
+    """The LAG column of describe and `offsets show`: the lag, or `AHEAD_OF_LOG_END`."""
+    return AHEAD_OF_LOG_END if offsets.ahead_of_log_end else offsets.lag
 
 
 def show(env: CliEnv, *renderables: Any) -> None:

@@ -8,6 +8,10 @@ those partitions (`groupctl.coordinator.placement.group_partition`, as the nodes
 and the members of those groups.
 
 Invariants:
+- A chroot under which nothing is registered (`groupctl.ops.zk.empty_chroot_note`: no node in
+  /brokers/ids, no /coordinators, /groups or /consumers) is `NotFound` with one line that hints
+  at the chroot, never an outage report: it is almost always a mistyped chroot. A cluster whose
+  nodes are all down keeps /coordinators and is reported (no nodes, every partition leaderless).
 - One ZooKeeper session, read-only. Reads that do not depend on each other are pipelined
   (`ZkSession.get_many`): a cluster with thousands of groups costs a few round trips per
   `GET_WINDOW` groups, not one per group.
@@ -37,11 +41,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from groupctl.coordinator.placement import group_partition
+from groupctl.ops.errors import NotFound
 from groupctl.ops.zk import (
     DEFAULT_TIMEOUT_S,
     BrokerRegistration,
     PartitionLeader,
     ZkSession,
+    empty_chroot_note,
     group_partitions,
     leader_path,
     parse_leader,
@@ -111,10 +117,13 @@ class ClusterStatus:
 
 
 def cluster_status(connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ClusterStatus:
-    """Nodes, partition leaders and the load on each (see the module docstring)."""
+    """Nodes, partition leaders and the load on each (see the module docstring); NotFound when
+    nothing is registered under the chroot."""
     with ZkSession(connect, timeout_s=timeout_s) as session:
         count = group_partitions(session)
         brokers = registered_brokers(session)
+        if not brokers and (note := empty_chroot_note(session)):
+            raise NotFound(note)
         leader_nodes = session.get_many([leader_path(p) for p in range(count)])
         leaders = {p: parse_leader(p, node) for p, node in enumerate(leader_nodes) if node is not None}
         components = session.children(GROUPS) or []

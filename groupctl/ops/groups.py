@@ -15,7 +15,8 @@ serves, the coordinator's address, the group's topics, their leaders).
 JSON keys (`to_json`) are a contract (DESIGN.md §6): describe gives group, state,
 protocol_type, protocol, generation, coordinator{node_id, host, port},
 members[{member_id, client_id, client_host, assignment{topic: [partitions]}}],
-offsets[{topic, partition, committed_offset, log_end_offset, lag}].
+offsets[{topic, partition, committed_offset, log_end_offset, lag, ahead_of_log_end}] (lag by the
+rule of `groupctl.ops.lag`).
 
 Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
 no empty group id, and a classic-protocol string carries at most 32767 bytes.
@@ -54,6 +55,16 @@ def check_group_id(group: str) -> str:
     if len(group.encode("utf-8")) > MAX_GROUP_ID_BYTES:
         raise BadInput(f"group id '{group[:40]}...' is too long (at most {MAX_GROUP_ID_BYTES} bytes)")
     return group
+
+
+def check_group_exists(group: str, info: apis.GroupInfo, committed: Mapping[apis.TopicPartition, int]) -> None:
+    """NotFound ("group 'x' does not exist") unless the group exists, the one test of every
+    command that names an existing group (describe, offsets show/export/reset/import/delete):
+    it exists when DescribeGroups knows it (neither GROUP_ID_NOT_FOUND nor Dead, see
+    `kafka_apis.parse_describe_groups`) or it has committed offsets. So an Empty group that only
+    commits offsets exists, and a typo is an error instead of an empty answer."""
+    if not info.exists and not committed:
+        raise NotFound(f"group '{group}' does not exist")
 
 
 def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
@@ -213,8 +224,7 @@ def describe_group(
                     document = apis.parse_groupctl_document(responses[-1], group)
                 except OpsError:  # e.g. the store is unreadable: Kafka's view still stands
                     document = None
-            if not info.exists and not committed:
-                raise NotFound(f"group '{group}' does not exist")
+            check_group_exists(group, info, committed)
             members = tuple(
                 MemberDescription(m.member_id, m.client_id, m.client_host, m.group_instance_id, m.assignment)
                 for m in info.members

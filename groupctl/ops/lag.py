@@ -1,8 +1,11 @@
 """Committed offset, log end offset and lag per partition (shared by describe and offsets show).
 
-Lag is `log_end_offset - committed_offset`, not clamped: a negative lag means the committed
-offset is past the log end, which an operator wants to see. It is null when either side is
-unknown (nothing committed yet, or the partition's leader could not be asked).
+Lag follows the one rule of `groupctl.lag.offsets`, which `analyze lag` applies too (to the raw
+offsets `lag record` stores): `log_end - committed`, never negative. A committed offset past the
+log end (committed with `offsets commit`, or kept after the topic was recreated) has lag 0 and
+`ahead_of_log_end` set, so that an operator sees it flagged instead of a negative number that
+sums wrongly into a group's total lag. Lag is null when either side is unknown (nothing
+committed yet, or the partition's leader could not be asked).
 
 A module of its own so that `group describe` does not import the reset machinery.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
+from groupctl.lag.offsets import ahead_of_log_end, consumer_lag
 from groupctl.ops import kafka_apis as apis
 from groupctl.ops.kafka_apis import TopicPartition
 from groupctl.ops.kafka_client import KafkaClient
@@ -19,15 +23,25 @@ from groupctl.ops.kafka_client import KafkaClient
 
 @dataclass(frozen=True)
 class PartitionOffsets:
+    """One partition's committed offset and log end; its lag is derived from them, never stored,
+    so that no caller can build a row whose lag disagrees with the rule."""
+
     topic: str
     partition: int
     committed_offset: Optional[int]
     log_end_offset: Optional[int]
-    lag: Optional[int]
+
+    @property
+    def lag(self) -> Optional[int]:
+        return consumer_lag(self.committed_offset, self.log_end_offset)
+
+    @property
+    def ahead_of_log_end(self) -> bool:
+        return ahead_of_log_end(self.committed_offset, self.log_end_offset)
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "partition": self.partition, "committed_offset": self.committed_offset,
-                "log_end_offset": self.log_end_offset, "lag": self.lag}
+                "log_end_offset": self.log_end_offset, "lag": self.lag, "ahead_of_log_end": self.ahead_of_log_end}
 
 
 def partition_offsets(
@@ -39,9 +53,4 @@ def partition_offsets(
         return ()
     metadata = client.metadata(sorted({t for t, _ in partitions}))
     [log_end] = apis.list_offsets(client, metadata, partitions, [apis.LATEST])
-    rows = []
-    for tp in partitions:
-        current, end = committed.get(tp), log_end.get(tp)
-        lag = end - current if current is not None and end is not None else None
-        rows.append(PartitionOffsets(tp[0], tp[1], current, end, lag))
-    return tuple(rows)
+    return tuple(PartitionOffsets(t, p, committed.get((t, p)), log_end.get((t, p))) for t, p in partitions)

@@ -5,13 +5,20 @@ OffsetDelete) and the partition leaders (ListOffsets). Lag per partition comes f
 `groupctl.ops.lag`.
 
 Invariants:
-- Changing offsets (commit, reset, import) requires an inactive group: Empty, Dead, or one that
-  does not exist yet. Otherwise `Refused` names the state and member count and nothing is
-  changed — for dry runs too, as kafka-consumer-groups.sh does. The commit itself is a "simple"
+- Every operation but commit needs a group that exists (`groups.check_group_exists`, the test
+  `group describe` applies): an unknown group is `NotFound` ("group 'x' does not exist", exit 1),
+  not an empty answer or an empty plan, so a mistyped group id never looks like a group with
+  nothing to do. `commit_offsets` is how a new group gets its first offsets. A deliberate
+  difference from kafka-consumer-groups.sh, which resets (and so creates) a group that does not
+  exist yet, as it describes one as Dead.
+- Changing offsets (commit, reset, import) requires an inactive group: Empty, Dead, or (commit
+  only) one that does not exist yet. Otherwise `Refused` names the state and member count and
+  nothing is changed — for dry runs too, as kafka-consumer-groups.sh does. The commit itself is a "simple"
   commit (generation -1, no member id), which the coordinator also refuses while the group has
   members, so a consumer joining between the check and the commit cannot be overwritten.
 - Every topic and partition an operator names must exist (`BadInput`, exit 2) before anything
-  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`. Errors
+  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`, which
+  clamps offsets the operator supplied to each partition's range and records the clamping. Errors
   about partitions a plan file names start with the file's name.
 - Group ids are checked (`groups.check_group_id`) and partitions and offsets must fit the wire
   (`reset.check_offsets`) before anything is sent.
@@ -35,7 +42,7 @@ from typing import Mapping, Optional
 
 from groupctl.ops import kafka_apis as apis
 from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.ops.groups import check_group_id
+from groupctl.ops.groups import check_group_exists, check_group_id
 from groupctl.ops.kafka_apis import GroupInfo, TopicPartition
 from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
@@ -116,8 +123,7 @@ def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT
     with KafkaClient(bootstrap, timeout=timeout) as client:
         info, committed = apis.with_coordinator(
             client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
-        if not info.exists and not committed:
-            raise NotFound(f"group '{group}' does not exist")
+        check_group_exists(group, info, committed)
         assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
         return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
 
@@ -129,8 +135,7 @@ def export_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEO
     with KafkaClient(bootstrap, timeout=timeout) as client:
         info, committed = apis.with_coordinator(
             client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
-    if not info.exists and not committed:
-        raise NotFound(f"group '{group}' does not exist")
+    check_group_exists(group, info, committed)
     return format_plan_csv((t, p, o) for (t, p), o in sorted(committed.items()))
 
 
@@ -201,7 +206,7 @@ def reset_offsets(
     """Plan (and with `execute`, commit) a reset of `group` to `target` over `scope`.
 
     `scope` may be None only for a FromFile target. `now_ms` (default: the clock) anchors
-    by-duration targets.
+    by-duration targets. NotFound for a group that does not exist (see the module docstring).
     """
     check_group_id(group)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
@@ -214,6 +219,7 @@ def reset_offsets(
             if planned:  # running again after a commit attempt: send the same offsets
                 _commit(client, coordinator, group, planned[0].offsets())
                 return replace(planned[0], executed=True)
+            check_group_exists(group, info, committed)
             metadata = client.metadata(topics_to_fetch(scope, target, committed))
             partitions = resolve_partitions(scope, target, metadata.partitions, committed)
             timestamp = lookup_timestamp(target, now_ms)
@@ -229,6 +235,7 @@ def reset_offsets(
                 earliest={tp: o for tp, o in found[0].items() if o is not None},
                 latest={tp: o for tp, o in found[1].items() if o is not None},
                 for_timestamp=found[2] if timestamp is not None else {},
+                timestamp_ms=timestamp,
             ))
             if not execute or not plan.partitions:
                 return plan
@@ -247,8 +254,8 @@ def import_offsets(
     execute: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ResetPlan:
-    """Reset to the offsets of a CSV plan (see `read_plan_file`: errors then name the file),
-    clamped to each partition's range; a dry run unless `execute`."""
+    """Reset an existing group to the offsets of a CSV plan (see `read_plan_file`: errors then
+    name the file), clamped to each partition's range; a dry run unless `execute`."""
     source = offsets.source if isinstance(offsets, PlanOffsets) else None
     return reset_offsets(bootstrap, group, None, FromFile(PlanOffsets(offsets, source)),
                          execute=execute, timeout=timeout)
@@ -289,8 +296,7 @@ def delete_offsets(
 
         def run(coordinator: Node) -> tuple[OffsetDeletion, ...]:
             info, committed = _group_and_offsets(client, coordinator, group)
-            if not info.exists and not committed:
-                raise NotFound(f"group '{group}' does not exist")
+            check_group_exists(group, info, committed)
             named = sorted({s.topic for s in scope.topics if s.partitions is not None})
             topic_partitions = client.metadata(named).partitions if named else {}
             partitions = _deletion_scope(group, scope, committed, topic_partitions)

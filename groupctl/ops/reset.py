@@ -9,7 +9,9 @@ Mirrors kafka-consumer-groups.sh `--reset-offsets`, which operators' fingers kno
   to-datetime, by-duration (now minus the duration), to-current, from-file (CSV
   `topic,partition,offset`).
 - Offsets an operator supplies (to-offset, shift-by, from-file) are clamped to the partition's
-  [earliest, latest]. A time with no record at or after it resets to latest, as Kafka does.
+  [earliest, latest], as kafka-consumer-groups.sh does; a clamped partition records the offset
+  it asked for (`PlannedOffset.clamped_from`) so that the CLI can warn about it, as Kafka warns.
+  A time with no record at or after it resets to latest, as Kafka does.
   A time before the epoch means the earliest record (ListOffsets reads negative times as its
   special values: -1 latest, -2 earliest, -3 max timestamp). to-current keeps the committed
   offset, and resets a partition without one to latest, as Kafka does.
@@ -26,7 +28,8 @@ scope is unit-testable. Input errors raise `BadInput` with one line naming what 
 Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed
 partitions of topics that no longer exist (instead of failing); CSV plans may start with a
 `topic,partition,offset` header line and contain blank lines and `#` comments; datetimes accept
-1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones (no zone: the local time zone).
+1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones. A datetime without a zone is UTC, as in
+Kafka (see `parse_datetime`), never the machine's zone.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, timezone
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from groupctl.ops.errors import BadInput
@@ -218,12 +221,15 @@ _DATETIME = re.compile(
     r"(Z|[+-]\d{2}(?::?\d{2})?)?$",
     re.IGNORECASE,
 )
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def parse_datetime(text: str, default_tz: Optional[tzinfo] = None) -> int:
+def parse_datetime(text: str) -> int:
     """"YYYY-MM-DDTHH:mm:SS[.sss][Z|±hh:mm]" -> epoch milliseconds.
 
-    Without a zone the time is local (`default_tz`, else the system's zone), as in Kafka.
+    Without a zone the time is UTC, whatever the machine's time zone (TZ): kafka-consumer-groups.sh
+    appends "Z" to a zone-less `--to-datetime` (Apache Kafka's `Utils.getDateTime`), so the same
+    command means the same instant on every machine. An explicit `Z` or offset is honoured.
     """
     match = _DATETIME.match(text.strip())
     usage = f"cannot parse date-time '{text}': expected YYYY-MM-DDTHH:mm:SS[.sss][Z|±hh:mm]"
@@ -231,24 +237,28 @@ def parse_datetime(text: str, default_tz: Optional[tzinfo] = None) -> int:
         raise BadInput(usage)
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     try:
-        tz: Optional[tzinfo] = None
-        if zone:
-            if zone.upper() == "Z":
-                tz = timezone.utc
-            else:
-                digits = zone[1:].replace(":", "")
-                offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
-                if offset >= timedelta(hours=24) or int(digits[2:] or 0) >= 60:
-                    raise ValueError("zone offset out of range")
-                tz = timezone(-offset if zone[0] == "-" else offset)
+        tz = timezone.utc
+        if zone and zone.upper() != "Z":
+            digits = zone[1:].replace(":", "")
+            offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
+            if offset >= timedelta(hours=24) or int(digits[2:] or 0) >= 60:
+                raise ValueError("zone offset out of range")
+            tz = timezone(-offset if zone[0] == "-" else offset)
         micros = int((fraction or "0").ljust(6, "0")[:6])
         moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz)
     except ValueError as exc:
         raise BadInput(f"{usage} ({exc})") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=default_tz) if default_tz is not None else moment.astimezone()
-    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def format_utc(ms: int) -> str:
+    """Epoch milliseconds -> "2020-01-01T05:00:00Z" (UTC; ".sss" only when not a whole second),
+    the form `parse_datetime` reads back: how a plan shows the instant a time target resolved to."""
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    fraction = f".{ms % 1000:03d}" if ms % 1000 else ""
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+            f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{fraction}Z")
 
 
 _DURATION = re.compile(
@@ -357,10 +367,14 @@ class PlannedOffset:
     partition: int
     current_offset: Optional[int]  # the committed offset before the change (None: none)
     new_offset: int
+    clamped_from: Optional[int] = None
+    """The offset the operator asked for (to-offset, shift-by, a plan file) when it lay outside
+    the partition's [log start, log end] and `new_offset` is that bound instead; None otherwise."""
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "partition": self.partition,
-                "current_offset": self.current_offset, "new_offset": self.new_offset}
+                "current_offset": self.current_offset, "new_offset": self.new_offset,
+                "clamped_from": self.clamped_from}
 
 
 @dataclass(frozen=True)
@@ -368,6 +382,9 @@ class ResetPlan:
     group: str
     partitions: tuple[PlannedOffset, ...]
     executed: bool = False  # True once the offsets were committed
+    timestamp_ms: Optional[int] = None
+    """The instant a time target (to-datetime, by-duration) resolved to, as sent to ListOffsets;
+    None for other targets."""
 
     def offsets(self) -> dict[TopicPartition, int]:
         return {(p.topic, p.partition): p.new_offset for p in self.partitions}
@@ -376,7 +393,8 @@ class ResetPlan:
         return format_plan_csv((p.topic, p.partition, p.new_offset) for p in self.partitions)
 
     def to_json(self) -> dict:
-        return {"group": self.group, "executed": self.executed,
+        return {"group": self.group, "executed": self.executed, "timestamp_ms": self.timestamp_ms,
+                "timestamp": None if self.timestamp_ms is None else format_utc(self.timestamp_ms),
                 "partitions": [p.to_json() for p in self.partitions]}
 
 
@@ -391,6 +409,8 @@ class PlanInputs:
     latest: Mapping[TopicPartition, int]
     for_timestamp: Mapping[TopicPartition, Optional[int]] = field(default_factory=dict)
     """For time targets: the first offset at/after the time (None: no such record)."""
+    timestamp_ms: Optional[int] = None
+    """For time targets: the time `for_timestamp` was looked up for (`lookup_timestamp`)."""
 
 
 def topics_to_fetch(scope: Optional[Scope], target: Target, committed: Mapping[TopicPartition, int]) -> list[str]:
@@ -464,29 +484,35 @@ def _clamp(offset: int, low: int, high: int) -> int:
 
 
 def plan_reset(group: str, scope: Optional[Scope], target: Target, inputs: PlanInputs) -> ResetPlan:
-    """The new offset of every partition in scope (not executed)."""
+    """The new offset of every partition in scope (not executed). Offsets the operator supplied
+    are clamped into [earliest, latest], recording what was asked (`clamped_from`)."""
     planned = []
     for tp in resolve_partitions(scope, target, inputs.topic_partitions, inputs.committed):
         low, high = inputs.earliest[tp], inputs.latest[tp]
         current = inputs.committed.get(tp)
+        requested: Optional[int] = None  # an offset the operator supplied, clamped below
         if isinstance(target, ToEarliest):
             new = low
         elif isinstance(target, ToLatest):
             new = high
         elif isinstance(target, ToOffset):
-            new = _clamp(target.offset, low, high)
+            requested = target.offset
         elif isinstance(target, ShiftBy):
             if current is None:
                 raise BadInput(f"cannot shift {_tp(tp)}: group '{group}' has no committed offset for it")
-            new = _clamp(current + target.delta, low, high)
+            requested = current + target.delta
         elif isinstance(target, (ToDatetime, ByDuration)):
             found = inputs.for_timestamp.get(tp)
             new = high if found is None else _clamp(found, low, high)
         elif isinstance(target, ToCurrent):
             new = high if current is None else current
         elif isinstance(target, FromFile):
-            new = _clamp(target.offsets[tp], low, high)
+            requested = target.offsets[tp]
         else:
             raise TypeError(f"not a reset target: {target!r}")
-        planned.append(PlannedOffset(tp[0], tp[1], current, new))
-    return ResetPlan(group, tuple(planned))
+        clamped_from = None
+        if requested is not None:
+            new = _clamp(requested, low, high)
+            clamped_from = requested if new != requested else None
+        planned.append(PlannedOffset(tp[0], tp[1], current, new, clamped_from))
+    return ResetPlan(group, tuple(planned), timestamp_ms=inputs.timestamp_ms)

@@ -12,6 +12,13 @@ Invariants:
   time is `Unreachable`, never a hang.
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
   coordinator's store. A missing chroot reads as missing znodes; nothing here creates it.
+- A wrong chroot is the usual reason nothing is found, so commands that read what coordinators
+  registered (`coordinator status`, `coordinator find`) fail on a chroot where nothing is
+  (`empty_chroot_note`: no node in /brokers/ids, no /coordinators, /groups or /consumers)
+  with one line that says so and hints at the chroot, instead of reporting an outage; commands
+  that look a group or a znode up (`zk show|ls|get|tree`, `rebalance trigger`) add that note to
+  "does not exist" / "no znode" only on such a chroot. Watches keep waiting for a group to
+  appear (a cluster may not be started yet), whatever the chroot holds.
 - Group and topic names in paths are encoded as the store encodes them (`encode_name`); legacy
   0.8 paths use the raw group name, as Kafka 0.8 wrote them.
 - `watch_documents` hands kazoo's callback thread over to the caller's thread through a queue;
@@ -278,7 +285,7 @@ class ZkSession:
     def __init__(self, connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.connect = connect
         self.timeout_s = timeout_s
-        self._hosts, self._chroot = split_connect(connect)
+        self._hosts, self.chroot = split_connect(connect)
         self.client: Optional[KazooClient] = None
 
     def __enter__(self) -> "ZkSession":
@@ -298,7 +305,7 @@ class ZkSession:
         except KazooTimeoutError:
             _stop(client)
             raise Unreachable(f"cannot reach ZooKeeper at {self.connect} within {self.timeout_s:g}s") from None
-        client.chroot = self._chroot
+        client.chroot = self.chroot
         self.client = client
         return self
 
@@ -377,8 +384,8 @@ def zk_get(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> 
     path = normalize_path(path)
     with ZkSession(connect, timeout_s=timeout_s) as session:
         node = session.get(path)
-    if node is None:
-        raise NotFound(f"no znode at {path}")
+        if node is None:
+            raise _no_znode(session, path)
     return node
 
 
@@ -386,8 +393,8 @@ def zk_ls(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Z
     path = normalize_path(path)
     with ZkSession(connect, timeout_s=timeout_s) as session:
         children = session.children(path)
-    if children is None:
-        raise NotFound(f"no znode at {path}")
+        if children is None:
+            raise _no_znode(session, path)
     return ZnodeChildren(path, tuple(children))
 
 
@@ -403,7 +410,7 @@ def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPT
     with ZkSession(connect, timeout_s=timeout_s) as session:
         root = session.get(path)
         if root is None:
-            raise NotFound(f"no znode at {path}")
+            raise _no_znode(session, path)
         stack: list[tuple[str, int]] = [(path, 0)]
         while stack:
             if len(entries) >= max_nodes:
@@ -429,9 +436,41 @@ def zk_show(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -
     such group. NotFound when neither has it."""
     with ZkSession(connect, timeout_s=timeout_s) as session:
         found = _groupctl_group(session, group) or _legacy_group(session, group)
-    if found is None:
-        raise NotFound(f"group {group!r} does not exist in ZooKeeper")
+        if found is None:
+            raise _group_not_found(session, group)
     return found
+
+
+def _group_not_found(session: ZkSession, group: str) -> NotFound:
+    """"group 'x' does not exist in ZooKeeper", with `empty_chroot_note` when it applies."""
+    return _not_found(session, f"group {group!r} does not exist in ZooKeeper")
+
+
+def _no_znode(session: ZkSession, path: str) -> NotFound:
+    """"no znode at PATH", with `empty_chroot_note` when it applies."""
+    return _not_found(session, f"no znode at {path}")
+
+
+def _not_found(session: ZkSession, message: str) -> NotFound:
+    note = empty_chroot_note(session)
+    return NotFound(f"{message}; {note}" if note else message)
+
+
+def empty_chroot_note(session: ZkSession) -> Optional[str]:
+    """When nothing is registered under the session's chroot, one sentence saying so that hints
+    at the chroot (a wrong or missing chroot in --zk is the usual cause); None otherwise.
+
+    "Nothing" is: no node in /brokers/ids (live coordinators, or Kafka brokers), and no
+    /coordinators (written by the first coordinator of a cluster and kept after its nodes stop),
+    /groups or legacy /consumers. A cluster whose nodes are all down is not nothing: it keeps
+    /coordinators, so `coordinator status` still reports it as an outage."""
+    top = set(session.children("/") or ())  # None: the chroot itself does not exist
+    if top & {"coordinators", "groups", "consumers"} or ("brokers" in top and session.children(BROKER_IDS)):
+        return None
+    hint = (f"is the chroot {session.chroot!r} right?" if session.chroot
+            else "does --zk need a chroot, HOST:PORT/CHROOT?")
+    return (f"nothing is registered in ZooKeeper at {session.connect} "
+            f"(no node in {BROKER_IDS}, no /coordinators, /groups or /consumers): {hint}")
 
 
 def _decode_json(node: Znode) -> Any:
@@ -520,7 +559,8 @@ def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_
     """The node that coordinates `group`: the leader of its group partition, or the lone
     registered node when the partition has never had a leader (see the module docstring).
     Unreachable when the partition has no leader (an election in progress, or every node down);
-    NotFound when no node is registered at all, or the leader's registration is gone."""
+    NotFound when no node is registered at all (saying so, with a hint at the chroot, when
+    nothing is under it: `empty_chroot_note`), or the leader's registration is gone."""
     with ZkSession(connect, timeout_s=timeout_s) as session:
         partition = group_partition(group, group_partitions(session))
         leader_node = session.get(leader_path(partition))
@@ -534,11 +574,12 @@ def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_
             return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, leader.epoch)
         election = session.get(f"{COORDINATOR_PARTITIONS}/{partition}")
         registered = registered_brokers(session) if election is None else {}
+        if election is None and not registered:
+            note = empty_chroot_note(session)
+            raise NotFound(note or f"no coordinator is registered in ZooKeeper at {connect} ({BROKER_IDS} is empty)")
     if len(registered) == 1:
         [broker] = registered.values()
         return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, None)
-    if election is None and not registered:
-        raise NotFound(f"no coordinator is registered in ZooKeeper at {connect} ({BROKER_IDS} is empty)")
     raise Unreachable(f"group partition {partition} (of group {group!r}) has no leader "
                       f"(election in progress or every node down{_last_election(election)})")
 
@@ -612,7 +653,7 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
     with ZkSession(connect, timeout_s=timeout_s) as session:
         node = session.get(group_path(group))
         if node is None:
-            raise NotFound(f"group {group!r} does not exist in ZooKeeper")
+            raise _group_not_found(session, group)
         document = _decode_json(node)
         if isinstance(document, dict) and not document.get("members"):
             raise Refused(f"group {group!r} is {document.get('state', 'Empty')}: it has no members to rebalance")

@@ -292,7 +292,8 @@ def description(generation) -> GroupDescription:
         group="orders", state="Stable", protocol_type="consumer", protocol="range", generation=generation,
         coordinator=NODE,
         members=(MemberDescription("app-1-abc", "app-1", "/127.0.0.1", None, {"payments": (0, 1)}),),
-        offsets=(PartitionOffsets("payments", 0, 5, 12, 7), PartitionOffsets("payments", 1, None, 4, None)),
+        offsets=(PartitionOffsets("payments", 0, 5, 12), PartitionOffsets("payments", 1, None, 4),
+                 PartitionOffsets("payments", 2, 30, 20)),
     )
 
 
@@ -317,7 +318,8 @@ def test_describe_json_has_exactly_the_documented_keys(described):
     assert document["coordinator"] == {"node_id": 3, "host": "127.0.0.1", "port": 9093}
     assert document["members"] == [{"member_id": "app-1-abc", "client_id": "app-1", "client_host": "/127.0.0.1",
                                     "assignment": {"payments": [0, 1]}}]
-    assert [list(o) for o in document["offsets"]] == [["topic", "partition", "committed_offset", "log_end_offset", "lag"]] * 2
+    assert [list(o) for o in document["offsets"]] == [
+        ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end"]] * 3
     assert document["offsets"][1]["lag"] is None
     assert described == [("h:1", "orders", True)]
 
@@ -332,11 +334,60 @@ def test_describe_table_shows_unknown_values_as_dashes_and_owners_per_partition(
     assert "\x1b" not in result.output
 
 
+def test_a_committed_offset_past_the_log_end_has_lag_0_marked_ahead_in_describe(described):
+    table = run(["--bootstrap", "h:1", "group", "describe", "orders", "--offsets"])
+    document = json.loads(run(["--bootstrap", "h:1", "--output", "json", "group", "describe", "orders"]).stdout)
+    assert any(line.split() == ["payments", "2", "30", "20", "0", "(ahead)", "-"] for line in table.stdout.splitlines()), \
+        table.stdout
+    assert [(o["lag"], o["ahead_of_log_end"]) for o in document["offsets"]] == [(7, False), (None, False), (0, True)]
+
+
+def test_offsets_show_marks_a_committed_offset_past_the_log_end_and_never_shows_a_negative_lag(monkeypatch):
+    from groupctl.ops.offsets import GroupOffsets
+
+    found = GroupOffsets("orders", "Empty", (PartitionOffsets("payments", 0, 900, 750), PartitionOffsets("payments", 1, 5, 12)))
+    monkeypatch.setattr("groupctl.ops.offsets.show_offsets", lambda bootstrap, group: found)
+    table = run(["--bootstrap", "h:1", "offsets", "show", "orders"])
+    document = json.loads(run(["--bootstrap", "h:1", "--output", "json", "offsets", "show", "orders"]).stdout)
+    rows = [line.split() for line in table.stdout.splitlines()[1:]]
+    assert rows == [["orders", "payments", "0", "900", "750", "0", "(ahead)"], ["orders", "payments", "1", "5", "12", "7"]]
+    assert document["offsets"][0] == {"topic": "payments", "partition": 0, "committed_offset": 900,
+                                      "log_end_offset": 750, "lag": 0, "ahead_of_log_end": True}
+
+
 def test_describe_members_does_not_ask_for_offsets(described):
     result = run(["--bootstrap", "h:1", "group", "describe", "orders", "--members"])
     assert result.exit_code == 0
     assert "app-1-abc" in result.stdout and "payments:0,1" in result.stdout and "LAG" not in result.stdout
     assert described == [("h:1", "orders", False)]
+
+
+SECTION_HEADERS = {"state": "GROUP", "members": "MEMBER-ID", "offsets": "TOPIC"}
+
+
+@pytest.mark.parametrize("flags, sections", [
+    ([], ["state", "members", "offsets"]),
+    (["--members", "--offsets"], ["members", "offsets"]),
+    (["--offsets", "--members"], ["members", "offsets"]),
+    (["--state", "--offsets"], ["state", "offsets"]),
+    (["--state", "--members"], ["state", "members"]),
+    (["--state", "--members", "--offsets"], ["state", "members", "offsets"]),
+    (["--offsets"], ["offsets"]),
+], ids=lambda v: " ".join(v) if v and v[0].startswith("--") else None)
+def test_describe_section_flags_combine_and_none_shows_every_section(described, flags, sections):
+    result = run(["--bootstrap", "h:1", "group", "describe", "orders", *flags])
+    assert result.exit_code == 0, result.output
+    headers = [line.split()[0] for line in result.stdout.splitlines() if line.split() and line.split()[0] in
+               SECTION_HEADERS.values()]
+    assert headers == [SECTION_HEADERS[s] for s in sections], result.stdout
+    assert described == [("h:1", "orders", "offsets" in sections)]
+
+
+@pytest.mark.parametrize("flags", [["--members"], ["--members", "--offsets"], ["--state"]])
+def test_describe_json_carries_every_section_whatever_the_flags(described, flags):
+    result = run(["--bootstrap", "h:1", "--output", "json", "group", "describe", "orders", *flags])
+    document = json.loads(result.stdout)
+    assert list(document) == DESCRIBE_KEYS and document["members"] and len(document["offsets"]) == 3
 
 
 @pytest.fixture
@@ -393,9 +444,49 @@ def test_reset_export_prints_the_plan_as_csv_only(planned):
 def test_reset_json_is_the_plan_document(planned):
     result = run(["--bootstrap", "h:1", "--output", "json", "offsets", "reset", "orders", "--all-topics",
                   "--to-earliest", "--execute"])
-    assert json.loads(result.stdout) == {"group": "orders", "executed": True, "partitions": [
-        {"topic": "payments", "partition": 0, "current_offset": 5, "new_offset": 2},
-        {"topic": "payments", "partition": 1, "current_offset": None, "new_offset": 0}]}
+    assert json.loads(result.stdout) == {"group": "orders", "executed": True, "timestamp_ms": None, "timestamp": None,
+                                         "partitions": [
+        {"topic": "payments", "partition": 0, "current_offset": 5, "new_offset": 2, "clamped_from": None},
+        {"topic": "payments", "partition": 1, "current_offset": None, "new_offset": 0, "clamped_from": None}]}
+
+
+@pytest.fixture
+def clamped(monkeypatch):
+    """reset_offsets answering a plan whose two partitions were clamped (one past the log end,
+    one before the log start) and one that was not."""
+
+    def fake(bootstrap, group, scope, target, *, execute=False):
+        return ResetPlan(group, (PlannedOffset("orders", 3, 100, 750, clamped_from=900),
+                                 PlannedOffset("orders", 4, 100, 10, clamped_from=2),
+                                 PlannedOffset("orders", 5, 100, 300)))
+
+    monkeypatch.setattr("groupctl.ops.offsets.reset_offsets", fake)
+
+
+@pytest.mark.parametrize("output", [[], ["--output", "json"], ["--export"]], ids=["table", "json", "export"])
+def test_reset_warns_once_per_clamped_partition_on_stderr(clamped, output):
+    result = run(["--bootstrap", "h:1", "offsets", "reset", "orders", "--topic", "orders", "--to-offset", "900", *output])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "warning: offset 900 of orders:3 is past the log end 750; resetting to 750",
+        "warning: offset 2 of orders:4 is before the log start 10; resetting to 10",
+        "dry run: nothing was changed (add --execute to apply)"]
+    if output == ["--output", "json"]:
+        partitions = json.loads(result.stdout)["partitions"]
+        assert [(p["new_offset"], p["clamped_from"]) for p in partitions] == [(750, 900), (10, 2), (300, None)]
+
+
+def test_a_time_target_plan_is_titled_with_the_instant_it_resolved_to_in_utc(monkeypatch):
+    def fake(bootstrap, group, scope, target, *, execute=False):
+        return ResetPlan(group, (PlannedOffset("orders", 0, 7, 5),), timestamp_ms=target.timestamp_ms)
+
+    monkeypatch.setattr("groupctl.ops.offsets.reset_offsets", fake)
+    args = ["--bootstrap", "h:1", "offsets", "reset", "orders", "--all-topics", "--to-datetime", "2020-01-01T10:30:00+05:30"]
+    table = run(args)
+    document = json.loads(run([*args, "--output", "json"]).stdout)
+    assert table.stdout.splitlines()[0] == "first offsets at or after 2020-01-01T05:00:00Z"
+    assert table.stdout.splitlines()[2].split() == ["orders", "orders", "0", "7", "5"]
+    assert (document["timestamp_ms"], document["timestamp"]) == (1577854800000, "2020-01-01T05:00:00Z")
 
 
 def test_a_refusal_from_ops_is_one_line_and_exit_1(monkeypatch):

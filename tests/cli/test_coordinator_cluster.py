@@ -83,6 +83,20 @@ def test_status_of_a_cluster_whose_every_partition_has_a_leader_says_none_are_le
     assert result.stdout.splitlines()[1].split()[:2] == ["2", "none"]
 
 
+@pytest.mark.parametrize("command", [["coordinator", "status"], ["coordinator", "find", "orders"],
+                                     ["zk", "show", "orders"]], ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_a_wrong_chroot_is_one_line_that_hints_at_the_chroot_not_an_outage(two_nodes, zk_connect, command, output):
+    wrong = zk_connect + "-typo"  # a cluster runs under zk_connect; nothing is under this chroot
+
+    result = run(["--zk", wrong, "--output", output, *command])
+
+    line = assert_one_line_error(result, 1, f"nothing is registered in ZooKeeper at {wrong}",
+                                 f"is the chroot '/{wrong.split('/', 1)[1]}' right?")
+    if command[0] == "zk":
+        assert line.startswith("groupctl: error: group 'orders' does not exist in ZooKeeper; nothing is registered")
+
+
 def test_status_needs_zookeeper():
     assert_one_line_error(run(["coordinator", "status"], {"GROUPCTL_BOOTSTRAP": "127.0.0.1:9092"}), 2,
                           "--zk", "GROUPCTL_ZK")

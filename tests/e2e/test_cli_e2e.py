@@ -42,7 +42,7 @@ pytestmark = pytest.mark.zookeeper
 
 DESCRIBE_KEYS = ["group", "state", "protocol_type", "protocol", "generation", "coordinator", "members", "offsets"]
 MEMBER_KEYS = ["member_id", "client_id", "client_host", "assignment"]
-OFFSET_KEYS = ["topic", "partition", "committed_offset", "log_end_offset", "lag"]
+OFFSET_KEYS = ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end"]
 EVENTS, EVENTS_PARTITIONS, EVENTS_PER_PARTITION = "events", 3, (4, 7, 9)
 LEDGER, LEDGER_PARTITIONS, LEDGER_PER_PARTITION = "ledger", 2, 10
 HOUR_MS = 3600_000
@@ -63,17 +63,20 @@ class Cluster:
         self.zk = zk
         self.produced_at_ms = produced_at_ms  # "now" of the ledger's record timestamps
 
-    def env(self, *, bootstrap: bool = True, zk: bool = True) -> dict:
+    def env(self, *, bootstrap: bool = True, zk: bool = True, tz: str | None = None) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUPCTL_")}
         env.pop("COLUMNS", None)
         if bootstrap:
             env["GROUPCTL_BOOTSTRAP"] = self.bootstrap
         if zk:
             env["GROUPCTL_ZK"] = self.zk
+        if tz is not None:
+            env["TZ"] = tz
         return env
 
-    def run(self, *args: str, bootstrap: bool = True, zk: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
-        done = subprocess.run([self.executable, *args], env=self.env(bootstrap=bootstrap, zk=zk),
+    def run(self, *args: str, bootstrap: bool = True, zk: bool = True, tz: str | None = None,
+            timeout: float = 30) -> subprocess.CompletedProcess:
+        done = subprocess.run([self.executable, *args], env=self.env(bootstrap=bootstrap, zk=zk, tz=tz),
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         assert_quiet(done.stdout, done.stderr)
         return done
@@ -205,6 +208,7 @@ def test_describe_json_has_the_documented_keys_and_lag_is_log_end_minus_committe
     assert all(list(row) == OFFSET_KEYS for row in rows)
     assert [(r["topic"], r["partition"], r["committed_offset"], r["log_end_offset"], r["lag"]) for r in rows] == [
         (EVENTS, 0, 1, 4, 3), (EVENTS, 1, 7, 7, 0), (EVENTS, 2, 0, 9, 9)]
+    assert not any(r["ahead_of_log_end"] for r in rows)
     shown = json.loads(cluster.ok("offsets", "show", group, "--output", "json").stdout)
     assert shown["offsets"] == rows
 
@@ -241,6 +245,67 @@ def test_describe_table_piped_keeps_whole_member_ids(cluster, live):
 
 def test_describe_of_an_unknown_group_says_it_does_not_exist(cluster):
     assert_one_line_error(cluster.run("group", "describe", "no-such-group"), 1, "does not exist")
+
+
+def test_describe_members_and_offsets_flags_show_both_sections(cluster, live):
+    wait_until(lambda: stable_member(cluster, "live", "live-app"), 30, interval=0.5, message="live Stable")
+    first_words = [line.split()[0] for line in cluster.ok("group", "describe", "live", "--members", "--offsets")
+                   .stdout.splitlines() if line.strip()]
+    assert first_words[0] == "MEMBER-ID" and "GROUP" not in first_words, first_words
+    assert first_words[first_words.index("TOPIC") + 1:] == [EVENTS] * EVENTS_PARTITIONS, first_words  # with its rows
+    everything = [line.split()[0] for line in cluster.ok("group", "describe", "live").stdout.splitlines() if line.strip()]
+    assert [w for w in everything if w in ("GROUP", "MEMBER-ID", "TOPIC")] == ["GROUP", "MEMBER-ID", "TOPIC"]
+    described = cluster.json("group", "describe", "live", "--members", "--offsets")
+    assert list(described) == DESCRIBE_KEYS and described["members"] and described["offsets"]
+
+
+def test_a_committed_offset_past_the_log_end_shows_lag_0_flagged_ahead(cluster):
+    group = fresh_group(cluster, {(EVENTS, 0): 100, (EVENTS, 1): 7})  # events:0 ends at 4, events:1 at 7
+    expected = [(EVENTS, 0, 100, 4, 0, True), (EVENTS, 1, 7, 7, 0, False)]
+    for command, row in ((["group", "describe", group, "--offsets"], [EVENTS, "0", "100", "4", "0", "(ahead)", "-"]),
+                         (["offsets", "show", group], [group, EVENTS, "0", "100", "4", "0", "(ahead)"])):
+        rows = cluster.json(*command)["offsets"]
+        assert [tuple(r.values()) for r in rows] == expected, command
+        table = [line.split() for line in cluster.ok(*command).stdout.splitlines()]
+        assert row in table, table
+
+
+UNKNOWN_GROUP_COMMANDS = [
+    ["offsets", "reset", "GROUP", "--all-topics", "--to-earliest"],
+    ["offsets", "reset", "GROUP", "--topic", LEDGER, "--to-offset", "3", "--execute"],
+    ["offsets", "import", "GROUP", "PLAN", "--execute"],
+    ["offsets", "show", "GROUP"],
+    ["offsets", "export", "GROUP"],
+    ["--output", "json", "offsets", "export", "GROUP"],
+    ["offsets", "delete", "GROUP", "--all-topics"],
+    ["group", "delete", "GROUP"],
+]
+
+
+@pytest.mark.parametrize("command", UNKNOWN_GROUP_COMMANDS, ids=lambda c: " ".join(a for a in c if a != "GROUP"))
+def test_commands_on_an_unknown_group_exit_1_saying_it_does_not_exist(cluster, tmp_path, command):
+    group = f"no-such-group-{uuid.uuid4().hex[:8]}"
+    plan = tmp_path / "plan.csv"
+    plan.write_text(f"{LEDGER},0,1\n")
+    done = cluster.run(*[{"GROUP": group, "PLAN": str(plan)}.get(a, a) for a in command])
+    line = assert_one_line_error(done, 1)
+    assert line == f"groupctl: error: group '{group}' does not exist" and done.stdout == ""
+    assert_one_line_error(cluster.run("group", "describe", group), 1, "does not exist")  # nothing was created
+
+
+def test_group_delete_deletes_the_groups_that_exist_and_names_each_that_does_not(cluster):
+    first, second = fresh_group(cluster, ledger(1, 1)), fresh_group(cluster, ledger(2, 2))
+    done = cluster.run("group", "delete", "ghost-1", first, "ghost-2")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == f"deleted group {first}\n"
+    assert done.stderr.splitlines() == ["groupctl: error: group 'ghost-1' does not exist",
+                                        "groupctl: error: group 'ghost-2' does not exist"]
+    assert_one_line_error(cluster.run("group", "describe", first), 1, "does not exist")
+    as_json = cluster.run("--output", "json", "group", "delete", second, "ghost-3")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout) == [{"group": second, "deleted": True, "error": None},
+                                          {"group": "ghost-3", "deleted": False,
+                                           "error": "group 'ghost-3' does not exist"}]
 
 
 def test_group_list_with_a_state_filter_lists_only_groups_in_that_state(cluster, live):
@@ -448,8 +513,50 @@ def test_reset_from_a_file_commits_the_file_clamped_to_the_log(cluster, tmp_path
     group = fresh_group(cluster, ledger(5, 6))
     plan = tmp_path / "plan.csv"
     plan.write_text(f"{LEDGER},0,2\n{LEDGER},1,4000\n")
-    cluster.ok("offsets", "reset", group, "--from-file", str(plan), "--execute")
+    done = cluster.ok("offsets", "reset", group, "--from-file", str(plan), "--execute")
+    assert done.stderr.splitlines() == [f"warning: offset 4000 of {LEDGER}:1 is past the log end 10; resetting to 10"]
     assert cluster.committed(group) == ledger(2, 10)
+
+
+@pytest.mark.parametrize("target, clamped", [
+    (["--to-offset", "1000"], [1000, 1000]),
+    (["--shift-by", "-7"], [None, -1]),
+], ids=["to-offset", "shift-by"])
+def test_reset_warns_once_per_partition_clamped_to_the_log(cluster, target, clamped):
+    group = fresh_group(cluster, ledger(7, 6))
+    done = cluster.ok("offsets", "reset", group, "--topic", LEDGER, *target)
+    bounds = {1000: "past the log end 10; resetting to 10", -1: "before the log start 0; resetting to 0"}
+    assert done.stderr.splitlines() == [
+        f"warning: offset {c} of {LEDGER}:{p} is {bounds[c]}" for p, c in enumerate(clamped) if c is not None
+    ] + ["dry run: nothing was changed (add --execute to apply)"]
+    plan = cluster.json("offsets", "reset", group, "--topic", LEDGER, *target)
+    assert [p["clamped_from"] for p in plan["partitions"]] == clamped
+    assert all(0 <= p["new_offset"] <= 10 for p in plan["partitions"])
+
+
+@pytest.fixture(scope="module")
+def new_year(cluster):
+    """Topic "new-year": 10 records, record i stamped 2020-01-01T0i:00:00Z."""
+    create_topic(cluster.bootstrap, "new-year", 1)
+    midnight = 1577836800000  # 2020-01-01T00:00:00Z
+    produce(cluster.bootstrap, [("new-year", 0, midnight + i * HOUR_MS) for i in range(10)])
+    return "new-year"
+
+
+@pytest.mark.parametrize("tz", ["UTC", "America/New_York", "Asia/Kolkata"])
+@pytest.mark.parametrize("when", ["2020-01-01T05:00:00", "2020-01-01T05:00:00Z", "2020-01-01T00:00:00-05:00",
+                                  "2020-01-01T10:30:00+05:30"])
+def test_reset_to_datetime_resolves_to_the_same_utc_instant_under_every_tz(cluster, new_year, tz, when):
+    # Zone-less is UTC, as kafka-consumer-groups.sh reads it; read as local time, New York would
+    # land on 10:00Z (offset 10) and Kolkata on 23:30Z the day before (offset 0).
+    group = fresh_group(cluster, {(new_year, 0): 9})
+    plan = json.loads(cluster.ok("--output", "json", "offsets", "reset", group, "--topic", new_year,
+                                 "--to-datetime", when, tz=tz).stdout)
+    assert [(p["partition"], p["new_offset"]) for p in plan["partitions"]] == [(0, 5)]
+    assert (plan["timestamp"], plan["timestamp_ms"]) == ("2020-01-01T05:00:00Z", 1577854800000)
+    table = cluster.ok("offsets", "reset", group, "--topic", new_year, "--to-datetime", when, tz=tz).stdout
+    assert table.splitlines()[0] == "first offsets at or after 2020-01-01T05:00:00Z", table
+    assert table.splitlines()[2].split() == [group, new_year, "0", "9", "5"], table
 
 
 def test_export_edit_import_round_trip(cluster, tmp_path):
@@ -604,6 +711,19 @@ def test_on_a_terminal_tables_are_styled_and_the_watch_view_ends_with_one_error_
     assert status == 1, written
     assert "Traceback" not in written
     assert written.count("groupctl: error:") == 1 and "timed out" in written, written
+
+
+# -- a wrong chroot ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["coordinator", "status"], ["coordinator", "find", "live"], ["zk", "show", "live"]],
+                         ids=lambda c: " ".join(c))
+def test_a_wrong_chroot_fails_with_one_line_hinting_at_the_chroot(cluster, command):
+    wrong = cluster.zk + "-typo"
+    done = cluster.run("--zk", wrong, *command, bootstrap=False, zk=False)
+    assert_one_line_error(done, 1, f"nothing is registered in ZooKeeper at {wrong}",
+                          f"is the chroot '/{wrong.split('/', 1)[1]}' right?")
+    assert done.stdout == ""
 
 
 # -- unreachable sources, measured on the installed command -----------------------------------

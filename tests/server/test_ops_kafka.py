@@ -146,8 +146,10 @@ def test_describe_reports_state_members_assignment_and_lag_with_the_documented_k
     assert member["assignment"] == {"events": [0, 1]}
     # Nothing committed yet: the assigned partitions are shown with their log end, lag unknown.
     assert doc["offsets"] == [
-        {"topic": "events", "partition": 0, "committed_offset": None, "log_end_offset": 10, "lag": None},
-        {"topic": "events", "partition": 1, "committed_offset": None, "log_end_offset": 10, "lag": None},
+        {"topic": "events", "partition": 0, "committed_offset": None, "log_end_offset": 10, "lag": None,
+         "ahead_of_log_end": False},
+        {"topic": "events", "partition": 1, "committed_offset": None, "log_end_offset": 10, "lag": None,
+         "ahead_of_log_end": False},
     ]
 
 
@@ -372,11 +374,48 @@ def test_a_dry_run_plans_but_changes_nothing(idle_group, events):
     assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 6}
 
 
-def test_a_group_that_does_not_exist_yet_can_be_given_offsets(events):
+def test_a_group_that_does_not_exist_yet_is_given_offsets_by_commit(events):
     bootstrap, _ = events
-    plan = offsets.reset_offsets(bootstrap, "fresh", make_scope(["events:0"], False), ToOffset(5), execute=True)
+    plan = offsets.commit_offsets(bootstrap, "fresh", {("events", 0): 5})
     assert [(p.current_offset, p.new_offset) for p in plan.partitions] == [(None, 5)]
     assert committed_by_kafka_python(bootstrap, "fresh") == {("events", 0): 5}
+
+
+@pytest.mark.parametrize("operation", [
+    lambda b: offsets.reset_offsets(b, "ghost", make_scope([], True), ToEarliest()),
+    lambda b: offsets.reset_offsets(b, "ghost", make_scope(["events"], False), ToOffset(5), execute=True),
+    lambda b: offsets.reset_offsets(b, "ghost", None, FromFile({("events", 0): 1}), execute=True),
+    lambda b: offsets.import_offsets(b, "ghost", {("events", 0): 1}),
+    lambda b: offsets.delete_offsets(b, "ghost", make_scope([], True)),
+], ids=["reset-dry-run", "reset-execute", "reset-from-file", "import", "delete"])
+def test_resetting_importing_or_deleting_offsets_of_an_unknown_group_is_not_found_and_creates_nothing(
+        events, operation):
+    bootstrap, _ = events
+    with pytest.raises(NotFound, match="^group 'ghost' does not exist$"):
+        operation(bootstrap)
+    assert committed_by_kafka_python(bootstrap, "ghost") == {}
+    assert "ghost" not in [g.group for g in groups.list_groups(bootstrap)]
+
+
+def test_a_reset_plan_reports_each_partition_clamped_to_the_log(idle_group, events):
+    bootstrap, _ = events
+    plan = offsets.reset_offsets(bootstrap, idle_group, make_scope(["events"], False), ToOffset(900), execute=True)
+    assert [(p.partition, p.new_offset, p.clamped_from) for p in plan.partitions] == [(0, 10, 900), (1, 10, 900)]
+    assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 10, ("events", 1): 10}
+    shifted = offsets.reset_offsets(bootstrap, idle_group, make_scope(["events:1"], False), ShiftBy(-12))
+    assert [(p.new_offset, p.clamped_from) for p in shifted.partitions] == [(0, -2)]
+    imported = offsets.import_offsets(bootstrap, idle_group, {("events", 0): 4, ("events", 1): 11})
+    assert [(p.new_offset, p.clamped_from) for p in imported.partitions] == [(4, None), (10, 11)]
+
+
+def test_a_time_reset_plan_carries_the_instant_it_resolved_to(idle_group, events):
+    bootstrap, base = events
+    plan = offsets.reset_offsets(bootstrap, idle_group, make_scope(["events"], False), ToDatetime(base + 3 * STEP_MS))
+    assert plan.timestamp_ms == base + 3 * STEP_MS and plan.offsets() == {("events", 0): 3, ("events", 1): 3}
+    now = int(time.time() * 1000)
+    by_duration = offsets.reset_offsets(bootstrap, idle_group, make_scope(["events"], False), ByDuration(60_000),
+                                        now_ms=now)
+    assert by_duration.timestamp_ms == now - 60_000
 
 
 @pytest.mark.parametrize("scope, message", [
@@ -447,9 +486,24 @@ def test_show_offsets_reports_committed_log_end_and_lag(idle_group, events):
     bootstrap, _ = events
     shown = offsets.show_offsets(bootstrap, idle_group).to_json()
     assert shown == {"group": "idle", "state": "Empty", "offsets": [
-        {"topic": "events", "partition": 0, "committed_offset": 6, "log_end_offset": 10, "lag": 4},
-        {"topic": "events", "partition": 1, "committed_offset": 6, "log_end_offset": 10, "lag": 4},
+        {"topic": "events", "partition": 0, "committed_offset": 6, "log_end_offset": 10, "lag": 4,
+         "ahead_of_log_end": False},
+        {"topic": "events", "partition": 1, "committed_offset": 6, "log_end_offset": 10, "lag": 4,
+         "ahead_of_log_end": False},
     ]}
+
+
+def test_a_committed_offset_past_the_log_end_has_lag_0_and_is_flagged_ahead_in_describe_and_show(events):
+    bootstrap, _ = events
+    offsets.commit_offsets(bootstrap, "ahead", {("events", 0): 25, ("events", 1): 10})
+    described = groups.describe_group(bootstrap, "ahead").to_json()["offsets"]
+    shown = offsets.show_offsets(bootstrap, "ahead").to_json()["offsets"]
+    assert described == shown == [
+        {"topic": "events", "partition": 0, "committed_offset": 25, "log_end_offset": 10, "lag": 0,
+         "ahead_of_log_end": True},
+        {"topic": "events", "partition": 1, "committed_offset": 10, "log_end_offset": 10, "lag": 0,
+         "ahead_of_log_end": False},
+    ]
 
 
 @pytest.mark.parametrize("operation", ["show", "export", "describe"])

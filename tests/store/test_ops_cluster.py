@@ -84,11 +84,25 @@ def test_several_nodes_and_no_leader_yet_is_an_election_in_progress(layout, zk_c
         coordinator_from_zk(zk_connect, "orders")
 
 
-def test_no_registered_node_and_no_layout_is_not_found(layout, zk_connect):
+def test_no_registered_node_in_a_cluster_that_has_run_is_not_found(layout, zk_connect):
     layout.client.ensure_path("/brokers/ids")
+    layout.config(50)
 
-    with pytest.raises(NotFound, match="no coordinator is registered"):
+    with pytest.raises(NotFound, match=r"^no coordinator is registered in ZooKeeper at .* \(/brokers/ids is empty\)$"):
         coordinator_from_zk(zk_connect, "orders")
+
+
+@pytest.mark.parametrize("written", ["nothing", "empty /brokers/ids"])
+def test_find_on_a_chroot_where_nothing_is_registered_says_so_and_hints_at_the_chroot(layout, zk_connect, written):
+    if written != "nothing":
+        layout.client.ensure_path("/brokers/ids")
+    chroot = "/" + zk_connect.split("/", 1)[1]
+
+    with pytest.raises(NotFound) as raised:
+        coordinator_from_zk(zk_connect, "orders")
+
+    assert str(raised.value) == (f"nothing is registered in ZooKeeper at {zk_connect} (no node in /brokers/ids, "
+                                 f"no /coordinators, /groups or /consumers): is the chroot '{chroot}' right?")
 
 
 def test_a_leader_without_a_registration_is_not_found(layout, zk_connect):
@@ -155,11 +169,32 @@ def test_a_leader_whose_registration_is_gone_is_listed_as_not_registered(layout,
                         "partitions": [1], "groups": 0, "members": 0}
 
 
-def test_status_of_an_empty_chroot_is_the_default_partitions_all_without_a_leader(zk_connect):
+def test_status_of_a_chroot_where_nothing_is_registered_says_so_and_hints_at_the_chroot(zookeeper, zk_connect):
+    chroot = "/" + zk_connect.split("/", 1)[1]  # never created: a mistyped chroot
+
+    with pytest.raises(NotFound) as raised:
+        cluster_status(zk_connect)
+
+    assert str(raised.value) == (f"nothing is registered in ZooKeeper at {zk_connect} (no node in /brokers/ids, "
+                                 f"no /coordinators, /groups or /consumers): is the chroot '{chroot}' right?")
+    assert raised.value.exit_status == 1
+
+
+def test_status_of_the_root_where_nothing_is_registered_asks_whether_a_chroot_is_missing(zookeeper):
+    # The session's ZooKeeper is shared: its root holds only the tests' chroots.
+    with pytest.raises(NotFound, match=r": does --zk need a chroot, HOST:PORT/CHROOT\?$"):
+        cluster_status(zookeeper.connect)
+
+
+def test_status_of_a_cluster_whose_nodes_are_all_down_is_an_outage_not_an_empty_chroot(layout, zk_connect):
+    layout.config(4)
+    layout.client.ensure_path("/brokers/ids")  # every registration gone with its session
+    layout.elect(0, node_id=1, epoch=3, leading=False)
+
     status = cluster_status(zk_connect)
 
-    assert (status.group_partitions, status.nodes, status.groups) == (50, (), 0)
-    assert status.leaderless == tuple(range(50))
+    assert (status.group_partitions, status.nodes, status.groups) == (4, (), 0)
+    assert status.leaderless == (0, 1, 2, 3)
 
 
 def test_status_counts_groups_beyond_one_window_of_pipelined_reads(layout, zk_connect):

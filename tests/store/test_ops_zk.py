@@ -169,6 +169,45 @@ def test_show_of_an_unknown_group_is_not_found(zk_connect):
     assert raised.value.exit_status == 1
 
 
+LOOKUPS = {
+    "zk show": lambda connect: zk_show(connect, "nope"),
+    "zk get": lambda connect: zk_get(connect, "/groups/nope"),
+    "zk ls": lambda connect: zk_ls(connect, "/groups"),
+    "zk tree": lambda connect: zk_tree(connect, "/groups"),
+    "rebalance trigger": lambda connect: rebalance.trigger("nope", zk=connect),
+}
+
+
+@pytest.mark.parametrize("lookup", sorted(LOOKUPS))
+def test_not_found_on_a_chroot_where_nothing_is_registered_hints_at_the_chroot(zk_connect, lookup):
+    chroot = "/" + zk_connect.split("/", 1)[1]  # never created: a mistyped chroot
+
+    with pytest.raises(NotFound) as raised:
+        LOOKUPS[lookup](zk_connect)
+
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.endswith(f"; nothing is registered in ZooKeeper at {zk_connect} (no node in /brokers/ids, "
+                            f"no /coordinators, /groups or /consumers): is the chroot '{chroot}' right?"), message
+
+
+@pytest.mark.parametrize("in_use", ["registered node", "group documents", "legacy consumers"])
+def test_not_found_on_a_chroot_in_use_does_not_mention_the_chroot(raw, zk_connect, in_use):
+    if in_use == "registered node":
+        register(raw, 0, 9092)
+    elif in_use == "group documents":
+        set_document(raw, "other", group_document("other", 1))
+    else:
+        raw.create("/consumers/old-app/ids", makepath=True)
+
+    with pytest.raises(NotFound) as shown:
+        zk_show(zk_connect, "nope")
+    with pytest.raises(NotFound) as listed:
+        zk_ls(zk_connect, "/nowhere")
+
+    assert (str(shown.value), str(listed.value)) == ("group 'nope' does not exist in ZooKeeper", "no znode at /nowhere")
+
+
 def test_an_unreachable_zookeeper_fails_within_the_timeout_with_one_line():
     connect = f"127.0.0.1:{free_port()}/app"  # nothing listens there
     started = time.monotonic()

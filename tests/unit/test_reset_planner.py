@@ -4,7 +4,8 @@ scopes, CSV plans)."""
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone
+import os
+import time
 
 import pytest
 from hypothesis import given
@@ -28,6 +29,7 @@ from groupctl.ops.reset import (
     ToOffset,
     TopicScope,
     format_plan_csv,
+    format_utc,
     lookup_timestamp,
     make_scope,
     parse_datetime,
@@ -221,6 +223,39 @@ def test_from_file_needs_no_scope_and_clamps_the_file_offsets():
         ("orders", 0): 7, ("orders", 1): 20, ("payments", 0): 100}
 
 
+def test_offsets_the_operator_supplied_record_the_offset_they_were_clamped_from():
+    # orders:0 is [5, 50], orders:1 [0, 20], orders:2 [10, 10]; committed 30 and 20.
+    cases = [
+        (ToOffset(15), {("orders", 0): None, ("orders", 1): None, ("orders", 2): 15}),
+        (ToOffset(3), {("orders", 0): 3, ("orders", 1): None, ("orders", 2): 3}),
+        (FromFile({("orders", 0): 99, ("orders", 1): 7}), {("orders", 0): 99, ("orders", 1): None}),
+    ]
+    for target, clamped_from in cases:
+        plan = plan_reset("g", None if isinstance(target, FromFile) else ORDERS, target, inputs())
+        assert {(p.topic, p.partition): p.clamped_from for p in plan.partitions} == clamped_from, target
+    shifted = plan_reset("g", make_scope(["orders:0,1"], False), ShiftBy(-28), inputs())
+    assert [(p.new_offset, p.clamped_from) for p in shifted.partitions] == [(5, 2), (0, -8)]
+    assert shifted.partitions[1].to_json() == {"topic": "orders", "partition": 1, "current_offset": 20,
+                                               "new_offset": 0, "clamped_from": -8}
+
+
+@pytest.mark.parametrize("target", [ToEarliest(), ToLatest(), ToCurrent(), ToDatetime(1_700_000_000_000)])
+def test_targets_the_cluster_supplies_are_never_reported_as_clamped(target):
+    committed = {("orders", 0): 70, ("orders", 1): 20, ("orders", 2): 10}  # orders:0 past its log end 50
+    found = {("orders", 0): 12, ("orders", 1): None, ("orders", 2): None}
+    plan = plan_reset("g", ORDERS, target, inputs(committed=committed, for_timestamp=found))
+    assert all(p.clamped_from is None for p in plan.partitions)
+
+
+def test_a_time_target_plan_carries_the_instant_it_resolved_to_in_utc():
+    found = {("orders", 0): 12, ("orders", 1): None, ("orders", 2): None}
+    instant = parse_datetime("2020-01-01T05:00:00Z")
+    plan = plan_reset("g", ORDERS, ToDatetime(instant), inputs(for_timestamp=found, timestamp_ms=instant))
+    assert plan.timestamp_ms == instant
+    assert plan.to_json()["timestamp"] == "2020-01-01T05:00:00Z"
+    assert plan_reset("g", ORDERS, ToEarliest(), inputs()).to_json()["timestamp"] is None
+
+
 def test_from_file_with_a_topic_scope_plans_only_the_file_partitions_inside_it():
     target = FromFile({("orders", 0): 7, ("orders", 1): 9, ("payments", 0): 150})
     assert new_offsets(plan_reset("g", make_scope(["orders:1"], False), target, inputs())) == {("orders", 1): 9}
@@ -270,9 +305,10 @@ def test_targets_at_the_wire_limits_are_accepted():
 
 def test_plans_record_the_committed_offset_they_replace_and_are_not_executed():
     plan = plan_reset("g", make_scope(["orders:0,2"], False), ToLatest(), inputs())
-    assert plan.to_json() == {"group": "g", "executed": False, "partitions": [
-        {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50},
-        {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10},
+    assert plan.to_json() == {"group": "g", "executed": False, "timestamp_ms": None, "timestamp": None,
+                              "partitions": [
+        {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50, "clamped_from": None},
+        {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10, "clamped_from": None},
     ]}
     assert plan.to_csv() == "orders,0,50\norders,2,10\n"
 
@@ -336,9 +372,45 @@ def test_datetimes_parse_to_epoch_milliseconds(text, expected_ms):
     assert parse_datetime(text) == expected_ms
 
 
-def test_a_datetime_without_a_zone_is_local_time():
-    plus_five = timezone(timedelta(hours=5))
-    assert parse_datetime("2024-02-29T17:30:15", default_tz=plus_five) == 1709209815000
+@pytest.fixture(params=["UTC", "America/New_York", "Asia/Kolkata"])
+def machine_tz(request):
+    """The process's local time zone set to each of three zones (TZ + time.tzset), restored after."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    try:
+        # The zone really applies (a missing tz database would silently leave UTC).
+        assert (time.timezone != 0) == (request.param != "UTC"), (request.param, time.timezone)
+        yield request.param
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+def test_a_datetime_without_a_zone_is_utc_under_every_machine_time_zone(machine_tz):
+    # kafka-consumer-groups.sh appends "Z" to a zone-less --to-datetime (Kafka's Utils.getDateTime).
+    assert parse_datetime("2020-01-01T05:00:00") == 1577854800000
+    assert parse_datetime("2024-02-29T12:30:15.123") == 1709209815123
+
+
+@pytest.mark.parametrize("text", ["2020-01-01T00:00:00-05:00", "2020-01-01T10:30:00+05:30", "2020-01-01T05:00:00Z",
+                                  "2020-01-01T10:30:00+0530", "2020-01-01T00:00:00-05"])
+def test_an_explicit_zone_is_honoured_under_every_machine_time_zone(machine_tz, text):
+    assert parse_datetime(text) == 1577854800000
+
+
+@pytest.mark.parametrize("ms, text", [
+    (0, "1970-01-01T00:00:00Z"),
+    (1577854800000, "2020-01-01T05:00:00Z"),
+    (1709209815123, "2024-02-29T12:30:15.123Z"),
+    (-1, "1969-12-31T23:59:59.999Z"),
+])
+def test_format_utc_is_iso_8601_with_z_and_reads_back(ms, text):
+    assert format_utc(ms) == text
+    assert parse_datetime(text) == ms
 
 
 @pytest.mark.parametrize("text", [
