@@ -18,6 +18,9 @@ of a few windows (`window`, default 10):
 - stalled: members stay, but some partitions' offsets stop moving (STALL);
 - stopped: the consumer was a little behind, then the group went Empty and the producer kept
   going; onset more than a window before the end (STOP);
+- died-caught-up: the consumer was caught up at every round (lag 0), then the group went Empty
+  and the producer kept going; onset more than a window before the end (STOP, though the
+  window still holds its zero-lag commits);
 - rewound: an offset reset backwards a few rounds before the end, then catching up (REWIND);
 - rewound-recovered: the same, long enough ago for the rewind to leave the window (OK);
 - idle: the producer stopped, the consumer caught up, and for half of these groups left (OK: no
@@ -44,7 +47,7 @@ GROUP_STAGGER_MS = 7
 WRITER_PID = 4242
 CLUSTERS = ("prod", "staging")
 BEHAVIOURS = {  # behaviour -> weight
-    "healthy": 36, "slow": 12, "stalled": 8, "stopped": 8, "rewound": 8,
+    "healthy": 36, "slow": 12, "stalled": 8, "stopped": 8, "died-caught-up": 8, "rewound": 8,
     "rewound-recovered": 6, "idle": 10, "new": 12,
 }
 NULL_LOG_END_CHANCE = 0.001
@@ -70,8 +73,11 @@ class Partition:
             produced = 0
         self.log_end += produced
 
-        if self.behaviour in ("stopped", "stalled") and after and (self.behaviour == "stopped" or self.stalls):
+        if after and (self.behaviour in ("stopped", "died-caught-up") or (self.behaviour == "stalled" and self.stalls)):
             return  # the offset stops moving
+        if self.behaviour == "died-caught-up":
+            self.committed = self.log_end
+            return
         if self.behaviour == "slow" and after:
             self.committed = min(self.log_end, self.committed + self.produce * 6 // 10)
             return
@@ -112,6 +118,7 @@ def onset_span(behaviour: str, window: int) -> Optional[tuple[int, int]]:
         "slow": (window, 3 * window),                 # the whole window is slow
         "stalled": (window, 3 * window),              # the whole window is stuck
         "stopped": (window + 2, 3 * window),          # stopped for longer than the window's span
+        "died-caught-up": (window + 2, 3 * window),
         "rewound": (2, window - 2),                   # the rewind is inside the window
         "rewound-recovered": (2 * window, 4 * window),  # ... and has left it
         "idle": (2 * window, 4 * window),
@@ -139,7 +146,7 @@ def plan_groups(behaviours: list[str], rounds: int, partitions: int, seed: int, 
         span = onset_span(behaviour, window)
         onset = _window_offset(rng, rounds, *span) if span else rounds
         first_round = _window_offset(rng, rounds, 1, window - 1) if behaviour == "new" else 0
-        leaves_at = onset if behaviour == "stopped" else None
+        leaves_at = onset if behaviour in ("stopped", "died-caught-up") else None
         if behaviour == "idle" and rng.random() < 0.5:
             leaves_at = min(rounds, onset + window)
         members = rng.randint(1, min(partitions, 4))

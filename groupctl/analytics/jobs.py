@@ -1,20 +1,21 @@
 """The analysis jobs: read the inputs, run the transforms, collect the results, write them.
 
 This is the only module of `groupctl.analytics` that reads or writes (`lag`, `rebalances` and
-`audit` are pure DataFrame transforms). Invariants:
+`audit` are pure DataFrame transforms; the lag rules are `groupctl.lag`'s). Invariants:
 
 - Inputs are read with their explicit schemas (`schemas`), in PERMISSIVE mode: a line that is not
   a JSON object of the schema's types is counted as malformed and skipped, a row whose schema
   version `v` is not in SUPPORTED_VERSIONS is counted and skipped. Neither stops the analysis;
-  `Skipped` carries the counts so the CLI can say so.
+  `Skipped` carries the counts so the CLI can say so. Several paths are read as one input: a
+  recording split over several directories gives the answers of the whole.
 - A journal is parsed once per job: the parsed rows are persisted (memory, spilling to disk) for
   the audit's and the rebalance analysis' several passes, and released when the job ends,
-  whatever happens. Lag samples are not persisted: the lag evaluation reads them in one pass, and
-  caching 10M rows costs more than parsing them a second time after the counting pass
-  (bench/README.md, lag_analysis).
+  whatever happens. Lag samples are read in one pass, which also counts what it skips
+  (`ObservedInput`): at 10M rows, parsing is most of the cost, and neither a separate counting
+  pass nor caching the parsed rows pays (bench/README.md, lag_analysis).
 - Results are small (a row per partition, group, rebalance or violation): they are collected to
   plain, JSON-ready dicts, ordered worst first where there is a status. With `out_dir`, the same
-  DataFrames are also written as Parquet, one directory per result, replaced on every run.
+  rows are also written as Parquet, one directory per result, replaced on every run.
 - A missing, unreadable or empty input, or an output that cannot be written, is an
   `AnalysisError` with a one-line message, never a Spark stack trace.
 - A job never creates or stops the SparkSession: the caller owns it.
@@ -31,7 +32,7 @@ from typing import Callable, Optional, Sequence
 from py4j.protocol import Py4JJavaError
 from pyspark import StorageLevel
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -40,6 +41,8 @@ from groupctl.analytics.schemas import (
     LAG_SAMPLE_SCHEMA,
     SUPPORTED_VERSIONS,
 )
+from groupctl.lag import report
+from groupctl.lag.rules import Rules, severity
 
 CORRUPT_RECORD = "_corrupt_record"
 """The column Spark's PERMISSIVE JSON reader fills with a line it could not parse."""
@@ -77,15 +80,13 @@ class Skipped:
 
 @dataclass
 class LoadedInput:
-    """Parsed input rows (persisted until `release()` when read with `cache`).
+    """Parsed, counted input rows, persisted until `release()`.
 
     `rows` holds the usable rows only (schema columns, a supported version, the filters applied);
-    `count` and `max_ts` describe them, `skipped` counts what was dropped as unreadable.
+    `skipped` counts what was dropped as unreadable.
     """
 
     rows: DataFrame
-    count: int
-    max_ts: Optional[int]
     skipped: Skipped
     _parsed: DataFrame = field(repr=False)
 
@@ -94,10 +95,34 @@ class LoadedInput:
 
 
 @dataclass(frozen=True)
+class ObservedInput:
+    """Usable input rows, not read yet: the first action on `rows` reads the input once and
+    counts what it read on the way (`counts`), so a one-pass analysis parses its input once."""
+
+    rows: DataFrame
+    stats: Observation
+    parsed: "_Parsed" = field(repr=False)
+    scope: str = ""
+
+    def counts(self) -> tuple[int, Skipped]:
+        """(usable rows, what was skipped), once an action on `rows` has run; AnalysisError when
+        nothing was readable and supported. Spark drops the counts of a query it finds empty on
+        the way (no usable row, or every date=/hour= pruned), so those are counted again."""
+        try:
+            stats = self.stats.get
+        except Py4JJavaError:  # Spark 4.3 completes the observation with an empty row
+            stats = {}
+        if "usable" not in stats:
+            stats = self.parsed.frame.agg(*_counts(self.parsed)).first().asDict()
+        return stats["usable"], _check_counts(stats, self.parsed.what, self.parsed.where, self.scope)
+
+
+@dataclass(frozen=True)
 class LagResult:
     evaluated_at: Optional[int]
     window: int
     allowed_lag: int
+    rules: Rules
     groups: list[dict]
     """Group rows (README, "analyze lag"), worst first, with a NOTFOUND row per wanted group not
     in the data."""
@@ -137,68 +162,96 @@ class AuditResult:
 
 
 def read_lag_samples(spark: SparkSession, paths: Sequence[str], *, since_ms: Optional[int] = None,
-                     until_ms: Optional[int] = None, groups: Sequence[str] = ()) -> LoadedInput:
+                     until_ms: Optional[int] = None, groups: Sequence[str] = ()) -> ObservedInput:
     """The lag dataset(s) at `paths` (any Spark path: a local dir, hdfs://, s3a://), the samples
     with since_ms <= ts <= until_ms of `groups` (all when empty). The time bounds also prune the
-    `date=`/`hour=` directories, so a short range of a long recording reads only its hours."""
+    `date=`/`hour=` directories, so a short range of a long recording reads only its hours.
+    Nothing is read until the caller's first action on the rows (one pass over the input)."""
     keep = _between("ts", since_ms, until_ms)
     if groups:
         keep = keep & F.col("group").isin(*groups)
-    return _load(spark, paths, LAG_SAMPLE_SCHEMA, "lag samples", keep=keep, scope=_time_scope(since_ms, until_ms),
-                 required=(*_present("ts", "group", "topic", "partition"),
-                           F.col("committed").isNotNull() | F.col("log_end").isNotNull()),
-                 prune=lambda frame: _prune_hours(frame, since_ms, until_ms))
+    parsed = _parse(spark, paths, LAG_SAMPLE_SCHEMA, "lag samples", keep=keep,
+                    required=(*_present("ts", "group", "topic", "partition"),
+                              F.col("committed").isNotNull() | F.col("log_end").isNotNull()),
+                    prune=lambda frame: _prune_hours(frame, since_ms, until_ms))
+    stats = Observation("lag samples read")
+    observed = parsed.frame.observe(stats, *_counts(parsed))
+    return ObservedInput(rows=observed.where(parsed.usable).select(*LAG_SAMPLE_SCHEMA.fieldNames()),
+                         stats=stats, parsed=parsed, scope=_time_scope(since_ms, until_ms))
 
 
 def read_journal(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] = ()) -> LoadedInput:
     """The coordinator journal(s) at `paths` (one or more `--journal-dir`s, e.g. one per node): the
-    events of `groups` (all when empty)."""
+    events of `groups` (all when empty), parsed, counted and persisted."""
     keep = F.col("group").isin(*groups) if groups else F.lit(True)
-    return _load(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep, cache=True,
-                 required=_present("ts", "event", "group"))
+    parsed = _parse(spark, paths, JOURNAL_SCHEMA, "journal events", keep=keep,
+                    required=_present("ts", "event", "group"))
+    frame = parsed.frame.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        stats = frame.agg(*_counts(parsed)).first().asDict()
+        skipped = _check_counts(stats, parsed.what, parsed.where)
+    except (PySparkException, Py4JJavaError) as exc:
+        frame.unpersist()
+        raise AnalysisError(f"cannot read {parsed.what} from {parsed.where}: {one_line(exc)}") from None
+    except AnalysisError:
+        frame.unpersist()
+        raise
+    return LoadedInput(rows=frame.where(parsed.usable).select(*JOURNAL_SCHEMA.fieldNames()),
+                       skipped=skipped, _parsed=frame)
 
 
-def _load(spark: SparkSession, paths: Sequence[str], schema: StructType, what: str, *, keep: Column, scope: str = "",
-          prune: Callable[[DataFrame], DataFrame] = lambda frame: frame, cache: bool = False,
-          required: Sequence[Column] = ()) -> LoadedInput:
-    """Read and count `paths` (and with `cache`, persist them); `scope` (" at or after ...")
-    describes `prune` in errors. A line that is not JSON, or fails a `required` condition (e.g. a
-    journal event given to the lag analysis, or the other way round), is malformed."""
+@dataclass(frozen=True)
+class _Parsed:
+    """Input lines parsed with a schema (plus the corrupt-record column), and which are usable."""
+
+    frame: DataFrame
+    readable: Column
+    supported: Column
+    usable: Column
+    what: str
+    where: str
+
+
+def _parse(spark: SparkSession, paths: Sequence[str], schema: StructType, what: str, *, keep: Column,
+           prune: Callable[[DataFrame], DataFrame] = lambda frame: frame, required: Sequence[Column] = ()) -> _Parsed:
+    """Parse `paths` as one input (lazily). A line that is not JSON, or fails a `required`
+    condition (e.g. a journal event given to the lag analysis, or the other way round), is
+    malformed; a readable row of a version not in SUPPORTED_VERSIONS is unsupported; the rest is
+    usable when it passes `keep`."""
     paths = list(paths)
     where = ", ".join(paths)
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT_RECORD, StringType())])
+    reader = (spark.read.schema(with_corrupt)
+              .option("mode", "PERMISSIVE")
+              .option("columnNameOfCorruptRecord", CORRUPT_RECORD))
     try:
-        raw = (spark.read.schema(with_corrupt)
-               .option("mode", "PERMISSIVE")
-               .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-               .json(paths))
+        # one read per path: each discovers its own date=/hour= directories (one read of several
+        # roots refuses them as "conflicting directory structures")
+        parts = [prune(reader.json(path)).select(*schema.fieldNames(), CORRUPT_RECORD) for path in paths]
     except (PySparkException, Py4JJavaError) as exc:
         raise AnalysisError(f"cannot read {what} from {where}: {one_line(exc)}") from None
-    parsed = prune(raw).select(*schema.fieldNames(), CORRUPT_RECORD)
-    if cache:
-        parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     readable = reduce(Column.__and__, required, F.col(CORRUPT_RECORD).isNull())
     supported = readable & F.coalesce(F.col("v").isin(*SUPPORTED_VERSIONS), F.lit(False))
-    usable = supported & F.coalesce(keep, F.lit(False))
-    try:
-        stats = parsed.agg(
-            F.count(F.lit(1)).alias("lines"),
-            F.count_if(~readable).alias("malformed"),
-            F.count_if(readable & ~supported).alias("unsupported"),
-            F.count_if(usable).alias("usable"),
-            F.max(F.when(usable, F.col("ts"))).alias("max_ts"),
-        ).first()
-    except (PySparkException, Py4JJavaError) as exc:
-        parsed.unpersist()
-        raise AnalysisError(f"cannot read {what} from {where}: {one_line(exc)}") from None
+    return _Parsed(reduce(DataFrame.unionAll, parts), readable, supported, supported & F.coalesce(keep, F.lit(False)),
+                   what, where)
+
+
+def _counts(parsed: _Parsed) -> tuple[Column, ...]:
+    """The aggregates `_check_counts` reads: lines, malformed, unsupported, usable."""
+    return (F.count(F.lit(1)).alias("lines"),
+            F.count_if(~parsed.readable).alias("malformed"),
+            F.count_if(parsed.readable & ~parsed.supported).alias("unsupported"),
+            F.count_if(parsed.usable).alias("usable"))
+
+
+def _check_counts(stats: dict, what: str, where: str, scope: str = "") -> Skipped:
+    """What was skipped; AnalysisError when nothing at all was readable and supported."""
     skipped = Skipped(stats["malformed"], stats["unsupported"])
     if stats["lines"] == 0 or stats["lines"] == skipped.malformed + skipped.unsupported_version:
-        parsed.unpersist()
         found = (f": {skipped.malformed} malformed line(s), {skipped.unsupported_version} row(s) of a schema "
                  f"version other than {', '.join(map(str, SUPPORTED_VERSIONS))}" if stats["lines"] else "")
         raise AnalysisError(f"no {what} in {where}{scope}{found}")
-    return LoadedInput(rows=parsed.where(usable).select(*schema.fieldNames()),
-                       count=stats["usable"], max_ts=stats["max_ts"], skipped=skipped, _parsed=parsed)
+    return skipped
 
 
 def _present(*names: str) -> tuple[Column, ...]:
@@ -246,43 +299,47 @@ def _prune_hours(frame: DataFrame, since_ms: Optional[int], until_ms: Optional[i
 
 
 def lag_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] = (), window: int = 10,
-            allowed_lag: int = 0, at_ms: Optional[int] = None, since_ms: Optional[int] = None,
-            until_ms: Optional[int] = None, out_dir: Optional[str] = None, history_groups: int = 0,
-            step: Step = _no_progress) -> LagResult:
+            allowed_lag: int = 0, rules: Rules = Rules.GROUPCTL, at_ms: Optional[int] = None,
+            since_ms: Optional[int] = None, until_ms: Optional[int] = None, out_dir: Optional[str] = None,
+            history_groups: int = 0, step: Step = _no_progress) -> LagResult:
     """Evaluate every partition's lag status at `at_ms` (default: the newest sample read) with
-    Burrow's rules (README, "Lag and rebalance history"), and roll them up per group.
+    `rules` (README, "analyze lag"), and roll them up per group.
 
-    Samples after `at_ms` are not read. `history_groups` > 0 also collects the lag history of that
-    many worst groups (for a plot). With `out_dir`: partitions/ and groups/ as Parquet."""
+    One pass over the input: Spark parses it, counts what it skips and builds each partition's
+    window (`analytics.lag`); the driver evaluates the windows (`groupctl.lag.report`), so the
+    rules run where every other caller runs them. Samples after `at_ms` are not read.
+    `history_groups` > 0 also collects the lag history of that many worst groups (for a plot,
+    a second pass). With `out_dir`: partitions/ and groups/ as Parquet."""
     from groupctl.analytics import lag
+    from groupctl.analytics.schemas import GROUP_REPORT_SCHEMA, PARTITION_REPORT_SCHEMA
 
     wanted = list(dict.fromkeys(groups))
     step("reading")
     bounds = [bound for bound in (until_ms, at_ms) if bound is not None]
     until = min(bounds) if bounds else None
-    loaded = read_lag_samples(spark, paths, since_ms=since_ms, until_ms=until, groups=wanted)
-    partitions = None
+    samples = read_lag_samples(spark, paths, since_ms=since_ms, until_ms=until, groups=wanted)
     try:
-        if loaded.count == 0 and not wanted:
-            raise AnalysisError(f"no lag samples in {', '.join(paths)}{_time_scope(since_ms, until)}")
-        evaluated_at = at_ms if at_ms is not None else loaded.max_ts
-        step("evaluating")
-        partitions = loaded.rows.transform(lag.partition_status, window=window, allowed_lag=allowed_lag,
-                                           at_ms=evaluated_at).persist(StorageLevel.MEMORY_AND_DISK)
-        group_frame = _with_not_found(spark, partitions.transform(lag.group_status), wanted, evaluated_at)
-        partition_rows = sorted(_collect(partitions), key=_partition_rank(lag.STATUS_ORDER))
-        group_rows = sorted(_collect(group_frame), key=_group_rank)
-        history = _lag_history(loaded.rows, group_rows, history_groups, lag.lag_history)
-        if out_dir is not None:
-            step("writing")
-            _write(partitions, out_dir, "partitions")
-            _write(group_frame, out_dir, "groups")
-        return LagResult(evaluated_at=evaluated_at, window=window, allowed_lag=allowed_lag, groups=group_rows,
-                         partitions=partition_rows, history=history, skipped=loaded.skipped)
-    finally:
-        if partitions is not None:
-            partitions.unpersist()
-        loaded.release()
+        collected = samples.rows.transform(lag.partition_windows, size=window).collect()
+        usable, skipped = samples.counts()
+    except (PySparkException, Py4JJavaError) as exc:
+        raise AnalysisError(f"cannot read lag samples from {samples.parsed.where}: {one_line(exc)}") from None
+    if usable == 0 and not wanted:
+        raise AnalysisError(f"no lag samples in {samples.parsed.where}{samples.scope}")
+    step("evaluating")
+    evaluated_at = at_ms if at_ms is not None else max((row["last_sample_ts"] for row in collected), default=None)
+    windows = [lag.window_of(row, size=window, now=evaluated_at) for row in collected]
+    partition_rows = [report.partition_report(key, found, rules=rules, allowed_lag=allowed_lag)
+                      for key, found in windows]
+    group_rows = report.group_reports(partition_rows) + _not_found(partition_rows, wanted, evaluated_at)
+    partition_rows.sort(key=_partition_rank)
+    group_rows.sort(key=_group_rank)
+    history = _lag_history(samples.rows, group_rows, history_groups, lag.lag_history)
+    if out_dir is not None:
+        step("writing")
+        _write(_frame(spark, partition_rows, PARTITION_REPORT_SCHEMA), out_dir, "partitions")
+        _write(_frame(spark, group_rows, GROUP_REPORT_SCHEMA), out_dir, "groups")
+    return LagResult(evaluated_at=evaluated_at, window=window, allowed_lag=allowed_lag, rules=rules,
+                     groups=group_rows, partitions=partition_rows, history=history, skipped=skipped)
 
 
 def rebalances_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] = (),
@@ -340,17 +397,16 @@ def audit_job(spark: SparkSession, paths: Sequence[str], *, out_dir: Optional[st
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _with_not_found(spark: SparkSession, group_frame: DataFrame, wanted: list[str],
-                    evaluated_at: Optional[int]) -> DataFrame:
-    """`group_frame` plus a NOTFOUND row (no partitions, no lag) for each wanted group it lacks."""
-    if not wanted:
-        return group_frame
-    missing = (spark.createDataFrame([(group,) for group in wanted], "group string")
-               .join(group_frame.select("group"), "group", "left_anti"))
-    fill = {"group": F.col("group"), "status": F.lit("NOTFOUND"), "partitions": F.lit(0),
-            "evaluated_at": F.lit(evaluated_at), "worst": F.array()}
-    return group_frame.unionByName(missing.select(*(
-        fill.get(column.name, F.lit(None)).cast(column.dataType).alias(column.name) for column in group_frame.schema)))
+def _not_found(partition_rows: list[dict], wanted: list[str], evaluated_at: Optional[int]) -> list[dict]:
+    """A NOTFOUND group row (no partitions, no lag) for each wanted group with no partition row."""
+    present = {row["group"] for row in partition_rows}
+    return [{**dict.fromkeys(report.GROUP_FIELDS), "group": group, "status": "NOTFOUND", "partitions": 0,
+             "worst": [], "evaluated_at": evaluated_at} for group in wanted if group not in present]
+
+
+def _frame(spark: SparkSession, rows: list[dict], schema: StructType) -> DataFrame:
+    """Result rows as a DataFrame of `schema` (whose fields are the rows' keys), to write."""
+    return spark.createDataFrame([tuple(row[name] for name in schema.fieldNames()) for row in rows], schema)
 
 
 def _lag_history(samples: DataFrame, group_rows: list[dict], limit: int,
@@ -369,15 +425,10 @@ def _group_rank(row: dict) -> tuple:
     return (-GROUP_SEVERITY.get(row["status"], 0), -(row["total_lag"] or 0), row["cluster"] or "", row["group"])
 
 
-def _partition_rank(status_order: Sequence[str]) -> Callable[[dict], tuple]:
+def _partition_rank(row: dict) -> tuple:
     """Worst first (REWIND, STALL, STOP, WARN, OK); then the most lag; then by name."""
-    severity = {status: index for index, status in enumerate(status_order)}
-
-    def rank(row: dict) -> tuple:
-        return (-severity.get(row["status"], 0), -(row["current_lag"] or 0), row["cluster"] or "", row["group"],
-                row["topic"], row["partition"])
-
-    return rank
+    return (-severity(row["status"]), -(row["current_lag"] or 0), row["cluster"] or "", row["group"],
+            row["topic"], row["partition"])
 
 
 def _nulls_first(value: Optional[int]) -> tuple:

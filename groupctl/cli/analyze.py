@@ -29,6 +29,7 @@ from groupctl.analytics.session import DEFAULT_MASTER, INSTALL_HINT
 from groupctl.cli import analyze_render, render
 from groupctl.cli.context import CliEnv, env, guard
 from groupctl.cli.errors import BadInput, CliError
+from groupctl.lag.rules import Rules
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Analyze recorded lag and the coordinator's event journal on Spark.", no_args_is_help=True)
 
 _EPOCH_MS = re.compile(r"^[0-9]{1,15}$")
-TIME_FORMS = "ISO-8601 YYYY-MM-DDTHH:mm:SS, optional .sss and zone Z or ±hh:mm (no zone: local time), or epoch ms"
+TIME_FORMS = "ISO-8601 YYYY-MM-DDTHH:mm:SS, optional .sss and zone Z or ±hh:mm (no zone: UTC), or epoch ms"
 
 MASTER_OPTION = typer.Option(
     DEFAULT_MASTER, "--master", envvar="GROUPCTL_SPARK_MASTER", metavar="URL",
@@ -146,10 +147,13 @@ def spark_for(current: CliEnv, master: str, conf: List[str]) -> Iterator[tuple["
 
 
 LAG_HELP = (
-    "Evaluate consumer lag with Burrow's rules: a status per partition and per group.\n\n"
-    "Partitions: OK; WARN (lag grew over the whole window); STOP (no commit for longer than the window spans); "
+    "Evaluate consumer lag: a status per partition and per group.\n\n"
+    "Partitions: OK; WARN (lag grew over the whole window); STOP (messages waited, with no commit, longer than "
+    "the window spans); "
     "STALL (commits, but the offset does not move); REWIND (the offset went back). A group is as bad as its "
     "worst partition: OK, WARN or ERR (STOP, STALL, REWIND); a --group not in the data is NOTFOUND.\n\n"
+    "--rules groupctl is the default; --rules burrow applies Burrow's evaluator as its code does, to compare with "
+    "a Burrow: it holds STOP back until none of the last --window log ends is at the committed offset.\n\n"
     f"TIME: {TIME_FORMS}. --out writes partitions/ and groups/; --plot draws the total lag of the worst groups "
     "over time.")
 REBALANCES_HELP = (
@@ -178,6 +182,9 @@ def lag(
         [], "--group", "-g", help="Only this group (repeatable); one not in the data is NOTFOUND."),
     window: int = typer.Option(10, min=1, help="Commits in a partition's evaluation window (Burrow's intervals)."),
     allowed_lag: int = typer.Option(0, min=0, help="A partition with at most this lag (messages) is OK."),
+    rules: Rules = typer.Option(
+        Rules.GROUPCTL, "--rules", case_sensitive=False,
+        help="groupctl: ours (README, \"analyze lag\"); burrow: Burrow's evaluator, to compare with a Burrow."),
     at: Optional[str] = typer.Option(None, metavar="TIME", help="Evaluate at TIME (default: the newest sample read)."),
     since: Optional[str] = typer.Option(
         None, metavar="TIME", help="Read only samples at or after TIME (a window needs its commits after it)."),
@@ -199,8 +206,8 @@ def lag(
     with spark_for(current, master, conf) as (spark, step):
         from groupctl.analytics.jobs import lag_job
 
-        result = lag_job(spark, datasets, groups=group, window=window, allowed_lag=allowed_lag, at_ms=at_ms,
-                         since_ms=since_ms, until_ms=until_ms, out_dir=out,
+        result = lag_job(spark, datasets, groups=group, window=window, allowed_lag=allowed_lag,
+                         rules=rules, at_ms=at_ms, since_ms=since_ms, until_ms=until_ms, out_dir=out,
                          history_groups=MAX_LAG_LINES if plot else 0, step=step)
     if plot is not None:
         from groupctl.analytics.plots import plot_lag

@@ -6,7 +6,7 @@ OK green, WARN yellow, ERR/STOP/STALL/REWIND red, NOTFOUND dim. Durations are hu
 ("3h 04m"); the JSON keeps the raw numbers.
 
 JSON documents (stable keys):
-- lag: {evaluated_at, evaluated_at_iso, window, allowed_lag, groups: [...], partitions: [...], skipped}
+- lag: {evaluated_at, evaluated_at_iso, window, allowed_lag, rules, groups: [...], partitions: [...], skipped}
 - rebalances: {groups: [...], timeline: [...], not_found: [...], skipped}
 - audit: {summary: [...], violations: [...], skipped}; a violation's `records` are the journal
   events themselves (objects), in event order.
@@ -45,7 +45,7 @@ UNBROKEN_COLUMNS = {"STATUS", "LAST", "COMPLETED"}
 
 def lag_document(result: "LagResult") -> dict:
     return {"evaluated_at": result.evaluated_at, "evaluated_at_iso": iso_time(result.evaluated_at),
-            "window": result.window, "allowed_lag": result.allowed_lag,
+            "window": result.window, "allowed_lag": result.allowed_lag, "rules": result.rules.value,
             "groups": [json_row(row) for row in result.groups],
             "partitions": [json_row(row) for row in result.partitions],
             "skipped": result.skipped.to_json()}
@@ -98,7 +98,7 @@ def show_lag(current: CliEnv, result: "LagResult", *, all_partitions: bool) -> N
                             if row["cluster"] is not None}) > 1
     cluster = ["CLUSTER"] if several_clusters else []
     title = f"Lag at {render.utc_time(result.evaluated_at)}" if result.evaluated_at is not None else "Lag"
-    title += f" (window {result.window}, allowed lag {result.allowed_lag})"
+    title += f" (window {result.window}, allowed lag {result.allowed_lag}, {result.rules.value} rules)"
     render.show(current, status_table(
         [*cluster, "GROUP", "STATUS", "PARTITIONS", "COMPLETE", "TOTAL-LAG", "MAX-LAG", "MAX-LAG-AT",
          "MAX-LAG-TIME", "TREND", "CATCH-UP"],
@@ -116,7 +116,7 @@ def show_lag(current: CliEnv, result: "LagResult", *, all_partitions: bool) -> N
              "LAG-TIME", "CATCH-UP", "OWNER"],
             [([row["cluster"]] if several_clusters else []) + [
                 row["group"], row["topic"], row["partition"], row["status"], row["committed"], row["log_end"],
-                row["current_lag"], lag_time(row),
+                render.AHEAD_OF_LOG_END if row["ahead_of_log_end"] else row["current_lag"], lag_time(row),
                 catch_up(row["catch_up_seconds"], row["current_lag"], row["status"]), row["owner"]] for row in shown]))
     hidden = len(result.partitions) - len(shown)
     if not shown and result.partitions:

@@ -38,7 +38,7 @@ MASTER = ["--master", "local[2]"]
 GROUP_KEYS = ["cluster", "group", "status", "partitions", "complete", "total_lag", "max_lag", "max_lag_topic",
               "max_lag_partition", "max_lag_seconds", "catch_up_seconds", "lag_trend", "worst", "evaluated_at"]
 PARTITION_KEYS = ["cluster", "group", "topic", "partition", "status", "complete", "committed", "log_end",
-                  "current_lag", "lag_seconds", "lag_seconds_is_lower_bound", "consume_rate", "produce_rate",
+                  "current_lag", "ahead_of_log_end", "lag_seconds", "lag_seconds_is_lower_bound", "consume_rate", "produce_rate",
                   "lag_trend", "catch_up_seconds", "window_start_ts", "window_end_ts", "last_sample_ts", "owner",
                   "evaluated_at"]
 
@@ -143,10 +143,10 @@ def run_json(args: list[str]) -> dict:
 def test_lag_json_has_a_status_per_group_and_partition_and_notfound_for_absent_groups(spark, dataset):
     report = run_json(["analyze", "lag", str(dataset), "--window", "3", "-g", "healthy", "-g", "slow",
                        "-g", "stuck", "-g", "re[wound]", "-g", "ghost"])
-    assert list(report) == ["evaluated_at", "evaluated_at_iso", "window", "allowed_lag", "groups", "partitions",
-                            "skipped"]
+    assert list(report) == ["evaluated_at", "evaluated_at_iso", "window", "allowed_lag", "rules", "groups",
+                            "partitions", "skipped"]
     assert (report["evaluated_at"], report["evaluated_at_iso"]) == (LAST_ROUND, "2025-11-21T06:10:00.000Z")
-    assert (report["window"], report["allowed_lag"]) == (3, 0)
+    assert (report["window"], report["allowed_lag"], report["rules"]) == (3, 0, "groupctl")
     assert [(g["group"], g["status"]) for g in report["groups"]] == [
         ("re[wound]", "ERR"), ("stuck", "ERR"), ("slow", "WARN"), ("ghost", "NOTFOUND"), ("healthy", "OK")]
     assert all(list(g) == GROUP_KEYS for g in report["groups"])
@@ -165,7 +165,7 @@ def test_lag_table_shows_groups_and_the_partitions_that_are_not_ok(spark, datase
     result = run(["analyze", "lag", str(dataset), "--window", "3", *MASTER])
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "Lag at 2025-11-21T06:10:00Z (window 3, allowed lag 0)"
+    assert lines[0] == "Lag at 2025-11-21T06:10:00Z (window 3, allowed lag 0, groupctl rules)"
     assert lines[1].split() == ["GROUP", "STATUS", "PARTITIONS", "COMPLETE", "TOTAL-LAG", "MAX-LAG", "MAX-LAG-AT",
                                 "MAX-LAG-TIME", "TREND", "CATCH-UP"]
     assert [line.split()[:2] for line in lines[2:6]] == [
@@ -249,6 +249,28 @@ def test_lag_out_writes_partitions_and_groups_as_parquet(spark, dataset, tmp_pat
     assert len(report["groups"]) == 2
     run_json(["analyze", "lag", str(dataset), "--window", "3", "-g", "slow", "--out", str(out)])
     assert [r["group"] for r in spark.read.parquet(str(out / "groups")).collect()] == ["slow"]  # replaced
+
+
+def test_lag_rules_burrow_evaluates_with_burrows_rules_and_says_so(spark, tmp_path):
+    # one lagging commit: Burrow judges it at once (an offset that never moved: STALL); the
+    # groupctl rules wait for a full window
+    dataset = write_lag_dataset(tmp_path, [sample(T0, "new", 0, 10, 20)])
+    burrow = run_json(["analyze", "lag", str(dataset), "--rules", "burrow"])
+    assert (burrow["rules"], [p["status"] for p in burrow["partitions"]]) == ("burrow", ["STALL"])
+    assert [p["status"] for p in run_json(["analyze", "lag", str(dataset)])["partitions"]] == ["OK"]
+    result = run(["analyze", "lag", str(dataset), "--rules", "BURROW", *MASTER])
+    assert result.stdout.splitlines()[0].endswith("(window 10, allowed lag 0, burrow rules)")
+
+
+def test_a_recording_split_into_two_folders_gives_the_answers_of_the_whole(spark, tmp_path):
+    rows = lag_rows()
+    whole = write_lag_dataset(tmp_path / "whole", rows)
+    first = write_lag_dataset(tmp_path / "first", [row for row in rows if row["ts"] < T0 + 4 * ROUND_MS])
+    second = write_lag_dataset(tmp_path / "second", [row for row in rows if row["ts"] >= T0 + 4 * ROUND_MS])
+    expected = run_json(["analyze", "lag", str(whole), "--window", "3"])
+    assert run_json(["analyze", "lag", str(first), str(second), "--window", "3"]) == expected
+    # a recording given twice, or overlapping inputs, counts each sample once
+    assert run_json(["analyze", "lag", str(whole), str(first), "--window", "3"]) == expected
 
 
 def test_lag_plot_writes_a_png(spark, dataset, tmp_path):
@@ -350,6 +372,18 @@ def test_rebalances_plot_writes_a_png(spark, journal_dir, tmp_path):
     picture = tmp_path / "rebalances.png"
     run_json(["analyze", "rebalances", str(journal_dir), "--plot", str(picture)])
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
+
+
+def test_a_journal_split_into_two_folders_gives_the_answers_of_the_whole(spark, tmp_path):
+    events = clean_journal().events
+    whole = write_journal(tmp_path / "whole", clean_journal())
+    for name, part in (("first", events[:6]), ("second", events[6:])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "events-00000001.jsonl").write_text(
+            "".join(json.dumps(event, separators=(",", ":")) + "\n" for event in part))
+    for command in ("rebalances", "audit"):
+        expected = run_json(["analyze", command, str(whole)])
+        assert run_json(["analyze", command, str(tmp_path / "first"), str(tmp_path / "second")]) == expected
 
 
 # -- audit ---------------------------------------------------------------------------------------

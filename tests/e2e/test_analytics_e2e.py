@@ -14,6 +14,12 @@ steady producer, and four groups whose behaviour is staged by the test so each s
 
 The recorder and the analysis run as the installed `groupctl` command, as an operator runs them.
 The journal must show each group's rebalances and pass the audit (the reset is an admin commit).
+
+Then the consumer that died caught up (README, "analyze lag"): a kafka-python consumer process
+keeps up with a steady producer, then exits (closing, so its group empties at once) while the
+producer goes on. With the groupctl rules it is STOP as soon as its silence outlasts its
+window's span; with Burrow's it stays OK until none of the last `--window` log ends is at its
+committed offset, and is STOP only then.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
+from groupctl.lag.rules import Rules, partition_status
+from groupctl.lag.window import Sample, partition_window
 from tests.e2e.test_cli_e2e import installed_groupctl
 from tests.support.cluster import SteadyProducer
-from tests.support.consumers import wait_until
+from tests.support.consumers import ConsumerProcess, wait_until
 from tests.support.coordinator import InProcessCoordinator, node_config
 
 TOPIC, PARTITIONS = "orders", 2
@@ -153,3 +161,82 @@ def test_recorded_groups_get_the_statuses_their_behaviour_deserves(coordinator, 
     audit = groupctl("analyze", "audit", str(journal), "--master", "local[2]", "--output", "json")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert json.loads(audit.stdout)["violations"] == []
+
+
+# -- a consumer that died caught up --------------------------------------------------------------
+
+DEAD_INTERVAL_S, DEAD_WINDOW = 0.5, 20
+KEPT_UP_S, DEAD_RECORD_S = 4.0, 17.0
+
+
+def recorded_samples(dataset: Path) -> list[dict]:
+    return sorted((json.loads(line) for file in dataset.glob("date=*/hour=*/*.jsonl")
+                   for line in file.read_text().splitlines()), key=lambda row: row["ts"])
+
+
+def statuses_over_time(rows: list[dict], rules: Rules) -> dict[int, str]:
+    """The partition's status at each sample time, evaluated in this process."""
+    samples = [Sample(r["ts"], r["committed"], r["log_end"], r["members"], r["owner"]) for r in rows]
+    return {r["ts"]: partition_status(partition_window(samples, size=DEAD_WINDOW, now=r["ts"]), rules=rules)
+            for r in rows}
+
+
+def test_a_consumer_that_died_caught_up_is_stop_and_burrows_rules_see_it_later(zk_connect, tmp_path, spark):
+    from groupctl.cli.app import app
+    from typer.testing import CliRunner
+
+    node = InProcessCoordinator(node_config(zk=zk_connect, data_dir=tmp_path / "data",
+                                            topics=(("payments", 1),))).start()
+    producer = SteadyProducer(node.bootstrap, "payments", 1, rate=20, max_seconds=60)
+    consumer = ConsumerProcess("kafka-python", node.bootstrap, "dead", "payments", client_id="dead", max_seconds=60)
+    dataset = tmp_path / "lag"
+    try:
+        wait_until(lambda: consumer.snapshot()[1], timeout=30, message="the consumer consuming")
+        recorder = subprocess.Popen(
+            [installed_groupctl(), "--bootstrap", node.bootstrap, "--output", "json", "lag", "record",
+             "--group", "dead", "--interval", f"{DEAD_INTERVAL_S}s", "--duration", f"{DEAD_RECORD_S}s",
+             "--out", str(dataset)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(KEPT_UP_S)
+            consumer.stop()  # closes: LeaveGroup, the group is Empty from now on
+            out, err = recorder.communicate(timeout=60)
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+    finally:
+        consumer.kill()
+        producer.stop()
+        node.stop()
+    assert recorder.returncode == 0, err
+    rows = recorded_samples(dataset)
+    died_at = next(r["ts"] for r in rows if r["members"] == 0)
+    assert all(r["members"] == 1 for r in rows if r["ts"] < died_at)
+    assert any(r["log_end"] == r["committed"] for r in rows if r["ts"] < died_at)  # it kept up: lag 0
+    assert all(r["members"] == 0 and r["committed"] == rows[-1]["committed"] for r in rows if r["ts"] >= died_at)
+    assert rows[-1]["log_end"] - rows[-1]["committed"] > 50  # the producer went on
+
+    ours, burrows = statuses_over_time(rows, Rules.GROUPCTL), statuses_over_time(rows, Rules.BURROW)
+    ours_stop = min(ts for ts, status in ours.items() if status == "STOP")
+    burrows_stop = min(ts for ts, status in burrows.items() if status == "STOP")
+    assert died_at < ours_stop < burrows_stop
+    assert {status for ts, status in ours.items() if ts >= ours_stop} == {"STOP"}
+    assert burrows[ours_stop] == "OK"  # Burrow: a recent log end is still at the committed offset
+
+    analyzed = groupctl("analyze", "lag", str(dataset), "--master", "local[2]", "--window", str(DEAD_WINDOW),
+                        "--output", "json")
+    assert analyzed.returncode == 0, analyzed.stderr
+    report = json.loads(analyzed.stdout)
+    [partition] = report["partitions"]
+    assert (report["groups"][0]["status"], partition["status"]) == ("ERR", "STOP")
+    assert partition["current_lag"] == rows[-1]["log_end"] - rows[-1]["committed"]
+
+    def group_status_at(ts: int, rules: str) -> str:
+        result = CliRunner().invoke(app, ["--output", "json", "analyze", "lag", str(dataset), "--window",
+                                          str(DEAD_WINDOW), "--rules", rules, "--at", str(ts)],
+                                    env={"GROUPCTL_SPARK_MASTER": None}, catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["groups"][0]["status"]
+
+    assert (group_status_at(ours_stop, "groupctl"), group_status_at(ours_stop, "burrow")) == ("ERR", "OK")
+    assert group_status_at(rows[-1]["ts"], "burrow") == "ERR"
+
