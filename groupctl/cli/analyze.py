@@ -70,7 +70,7 @@ def parse_time(text: Optional[str], option: str) -> Optional[int]:
         return None
     if _EPOCH_MS.match(text.strip()):
         return int(text.strip())
-    from groupctl.ops.errors import BadInput as BadDatetime
+    from groupctl.errors import BadInput as BadDatetime
     from groupctl.ops.reset import parse_datetime
 
     try:

@@ -109,7 +109,7 @@ def guard(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from groupctl.ops.errors import OpsError
+        from groupctl.errors import OpsError
 
         ctx = kwargs.get("ctx") or next((a for a in args if isinstance(a, typer.Context)), None)
         current = env(ctx) if ctx is not None else CliEnv()

@@ -79,7 +79,7 @@ def run(
     from groupctl.coordinator.classic.coordinator import GroupConfig
     from groupctl.server.config import NodeConfig
     from groupctl.server.journal import JournalError
-    from groupctl.server.main import run_node
+    from groupctl.server.main import NodeFailed, run_node
 
     config = NodeConfig(
         host=host, port=port, node_id=node_id, advertised_host=advertised_host, data_dir=data_dir,
@@ -98,6 +98,8 @@ def run(
         run_node(config, log_level=log_level)
     except JournalError as exc:
         raise CliError(f"journal: {exc}") from exc
+    except NodeFailed as exc:
+        raise CliError(str(exc)) from exc
 
 
 @app.command("find")

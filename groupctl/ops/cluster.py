@@ -41,12 +41,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from groupctl.coordinator.placement import group_partition
-from groupctl.ops.errors import NotFound
+from groupctl.errors import NotFound
+from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
 from groupctl.ops.zk import (
-    DEFAULT_TIMEOUT_S,
     BrokerRegistration,
     PartitionLeader,
-    ZkSession,
     empty_chroot_note,
     group_partitions,
     leader_path,

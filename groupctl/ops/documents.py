@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Union
 
-from groupctl.ops.errors import OpsError
+from groupctl.errors import OpsError
 
 
 def parse_group_document(data: Union[str, bytes, None], where: str) -> Optional[dict[str, Any]]:
@@ -19,3 +19,15 @@ def parse_group_document(data: Union[str, bytes, None], where: str) -> Optional[
     if not isinstance(document, dict):
         raise OpsError(f"{where} does not hold a group document (a JSON object)")
     return document
+
+
+def document_generation(document: Optional[dict[str, Any]]) -> Optional[int]:
+    """A group document's generation (classic) or group epoch (KIP-848); None without one."""
+    if not isinstance(document, dict):
+        return None
+    return int_or_none(document.get("generation", document.get("group_epoch")))
+
+
+def int_or_none(value: Any) -> Optional[int]:
+    """`value` when it is an int (not a bool), else None: a document field read defensively."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

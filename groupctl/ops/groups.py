@@ -33,9 +33,9 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name, retry_pauses
+from groupctl.client import kafka_apis as apis
+from groupctl.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.client.kafka import DEFAULT_TIMEOUT, KafkaClient, Node, error_name, retry_pauses
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 

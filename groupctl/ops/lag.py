@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
 from groupctl.lag.offsets import ahead_of_log_end, consumer_lag
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.kafka_apis import TopicPartition
-from groupctl.ops.kafka_client import KafkaClient
+from groupctl.client import kafka_apis as apis
+from groupctl.client.kafka_apis import TopicPartition
+from groupctl.client.kafka import KafkaClient
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional, Sequence
 
-from groupctl.ops.errors import BadInput, OpsError
+from groupctl.errors import BadInput, OpsError
 from groupctl.ops.lag_record import LagRow
 
 

@@ -39,11 +39,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.errors import NotFound, OpsError, Unreachable
+from groupctl.client import kafka_apis as apis
+from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.groups import check_group_id
-from groupctl.ops.kafka_apis import TopicPartition
-from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, Call, ConnectionFailed, KafkaClient, Node
+from groupctl.client.kafka_apis import TopicPartition
+from groupctl.client.kafka import DEFAULT_TIMEOUT, Call, ConnectionFailed, KafkaClient, Node
 
 SCHEMA_VERSION = 1
 PIPELINE_GROUPS = 64

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from groupctl.ops.errors import OpsError
+from groupctl.errors import OpsError
 from groupctl.ops.lag_dataset import WrittenFile
 from groupctl.ops.lag_record import LagRow, RoundSample
 

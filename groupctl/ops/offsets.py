@@ -40,11 +40,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Optional
 
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.client import kafka_apis as apis
+from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.ops.groups import check_group_exists, check_group_id
-from groupctl.ops.kafka_apis import GroupInfo, TopicPartition
-from groupctl.ops.kafka_client import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
+from groupctl.client.kafka_apis import GroupInfo, TopicPartition
+from groupctl.client.kafka import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.ops.reset import (
     FromFile,

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.ops.documents import parse_group_document
-from groupctl.ops.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
+from groupctl.ops.documents import document_generation, int_or_none, parse_group_document
+from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
 
 LONG_POLL_MS = 5000
 """The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
@@ -118,14 +118,6 @@ class TriggerResult:
                 "message": self.message}
 
 
-def document_generation(document: Optional[dict[str, Any]]) -> Optional[int]:
-    """A group document's generation (classic) or group epoch (KIP-848); None without one."""
-    if not isinstance(document, dict):
-        return None
-    value = document.get("generation", document.get("group_epoch"))
-    return _int_or_none(value)
-
-
 def _members(document: Optional[dict[str, Any]]) -> dict[str, MemberRef]:
     if document is None:
         return {}
@@ -139,10 +131,6 @@ def _owners(document: Optional[dict[str, Any]]) -> dict[tuple[str, int], str]:
     return {(topic, int(partition)): owner
             for topic, owners in (document.get("ownership") or {}).items()
             for partition, owner in owners.items()}
-
-
-def _int_or_none(value: Any) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _cause(block: dict[str, Any]) -> Optional[MemberRef]:
@@ -162,7 +150,7 @@ def diff_documents(previous: Optional[dict[str, Any]], current: dict[str, Any]) 
         if owners_before.get((topic, partition)) != owners_after.get((topic, partition))
     )
     block = current.get("rebalance") if isinstance(current.get("rebalance"), dict) else {}
-    started, completed = _int_or_none(block.get("started_at_ms")), _int_or_none(block.get("completed_at_ms"))
+    started, completed = int_or_none(block.get("started_at_ms")), int_or_none(block.get("completed_at_ms"))
     return RebalanceEvent(
         group=current.get("group"),
         generation=document_generation(current),
@@ -196,7 +184,7 @@ def events(documents: Iterator[Optional[dict[str, Any]]]) -> Iterator[RebalanceE
 def _extension_coordinator(client: Any, group: str) -> Any:
     """The group's `GroupCoordinator` (which follows the group when it moves), checked to be a
     groupctl coordinator: Unsupported for any other Kafka broker."""
-    from groupctl.ops.kafka_apis import GroupCoordinator
+    from groupctl.client.kafka_apis import GroupCoordinator
     from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
     coordinator = GroupCoordinator(client, group)
@@ -211,8 +199,8 @@ def _extension_call(coordinator: Any, key: int, build: Any, *, wait_s: float,
     """(response, address of the node that gave it) of one extension request, sent again to the
     group's new coordinator (`GroupCoordinator.run`, within the client's timeout and
     `deadline`) while the coordinator moves."""
-    from groupctl.ops.kafka_apis import CoordinatorMoved
-    from groupctl.ops.kafka_client import RETRIABLE_COORDINATOR_ERRORS, error_name
+    from groupctl.client.kafka_apis import CoordinatorMoved
+    from groupctl.client.kafka import RETRIABLE_COORDINATOR_ERRORS, error_name
 
     def send(node: Any) -> tuple[Any, str]:
         response = coordinator.client.call(node, key, (0, 0), build, extra_wait_s=wait_s)
@@ -235,7 +223,7 @@ def coordinator_documents(bootstrap: str, group: str, *,
     the deadline too, a moment before the coordinator would answer it; that is the end of the
     watch, not a failure.
     """
-    from groupctl.ops.kafka_client import KafkaClient, error_name
+    from groupctl.client.kafka import KafkaClient, error_name
     from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
     with KafkaClient(bootstrap, deadline=math.inf if deadline is None else deadline) as client:
@@ -277,7 +265,7 @@ def coordinator_documents(bootstrap: str, group: str, *,
 
 def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Optional[str]:
     """The coordinator's note (e.g. that the group is already rebalancing), if any."""
-    from groupctl.ops.kafka_client import KafkaClient, error_name
+    from groupctl.client.kafka import KafkaClient, error_name
     from groupctl.protocol.extensions import TRIGGER_REBALANCE_KEY
 
     def build(cls: type, version: int) -> Any:

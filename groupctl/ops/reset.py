@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-from groupctl.ops.errors import BadInput
+from groupctl.errors import BadInput
 
 TopicPartition = tuple[str, int]
 

@@ -18,7 +18,7 @@ from kafka.protocol.api_message import ApiMessage
 
 import groupctl.protocol.extensions  # noqa: F401  (groupctl's own APIs, keys 32000+)
 
-# groupctl.ops.kafka_import may have registered these packages without running their
+# groupctl.client.kafka_import may have registered these packages without running their
 # `__init__`; touching `__all__` runs it, so every message class exists before the walk below.
 for _package in (kafka.protocol.admin, kafka.protocol.consumer, kafka.protocol.producer):
     _package.__all__  # noqa: B018

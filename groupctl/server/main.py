@@ -11,25 +11,28 @@ from groupctl.server.config import NodeConfig
 from groupctl.store.base import StoreError
 
 
+class NodeFailed(Exception):
+    """The node could not start or run: its store, its logs, its data dir or its address. The
+    message is one line for the operator (the CLI prints it and exits 1)."""
+
+
 def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    from groupctl.cli.errors import CliError
-
     try:
         asyncio.run(_serve(config))
     except StoreError as exc:
-        raise CliError(f"metadata store: {exc}") from exc
+        raise NodeFailed(f"metadata store: {exc}") from exc
     except LogError as exc:
-        raise CliError(f"partition logs in {config.data_dir}: {exc}") from exc
+        raise NodeFailed(f"partition logs in {config.data_dir}: {exc}") from exc
     except OSError as exc:
         if exc.filename:  # the data dir, not the address
-            raise CliError(f"cannot use {exc.filename}: {exc.strerror or exc}") from exc
-        raise CliError(f"cannot start the coordinator on {config.host}:{config.port}: "
-                       f"{exc.strerror or exc}") from exc
+            raise NodeFailed(f"cannot use {exc.filename}: {exc.strerror or exc}") from exc
+        raise NodeFailed(f"cannot start the coordinator on {config.host}:{config.port}: "
+                         f"{exc.strerror or exc}") from exc
 
 
 async def _serve(config: NodeConfig) -> None:

@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 from groupctl.cli.app import app
 from groupctl.ops import reset as reset_ops
-from groupctl.ops.errors import Refused
+from groupctl.errors import Refused
 from groupctl.ops.groups import GroupDescription, MemberDescription
-from groupctl.ops.kafka_client import Node
+from groupctl.client.kafka import Node
 from groupctl.ops.lag import PartitionOffsets
 from groupctl.ops.rebalance import MemberRef, PartitionMove, RebalanceEvent
 from groupctl.ops.reset import PlannedOffset, ResetPlan

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from groupctl.ops import lag_dataset
-from groupctl.ops.errors import BadInput
+from groupctl.errors import BadInput
 from groupctl.ops.lag_dataset import LagDatasetWriter, partition_dir, prepare_dataset_dir
 from groupctl.ops.lag_record import LagRow
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from groupctl.ops.errors import Unreachable
+from groupctl.errors import Unreachable
 from groupctl.ops.lag_dataset import WrittenFile
 from groupctl.ops.lag_record import LagRow, Problem, RoundSample
 from groupctl.ops.lag_schedule import Recording

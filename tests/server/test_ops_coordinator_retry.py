@@ -16,9 +16,9 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from groupctl.ops import groups, offsets, rebalance
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.errors import NotFound, Unreachable
-from groupctl.ops.kafka_client import FIND_COORDINATOR, ConnectionFailed
+from groupctl.client import kafka_apis as apis
+from groupctl.errors import NotFound, Unreachable
+from groupctl.client.kafka import FIND_COORDINATOR, ConnectionFailed
 from groupctl.ops.reset import ShiftBy, make_scope
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY, TRIGGER_REBALANCE_KEY
 

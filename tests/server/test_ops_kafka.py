@@ -21,9 +21,9 @@ from confluent_kafka import TopicPartition as MemberPartition
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from groupctl.ops import groups, offsets
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.errors import BadInput, NotFound, Refused, Unreachable
-from groupctl.ops.kafka_client import FIND_COORDINATOR, KafkaClient
+from groupctl.client import kafka_apis as apis
+from groupctl.errors import BadInput, NotFound, Refused, Unreachable
+from groupctl.client.kafka import FIND_COORDINATOR, KafkaClient
 from groupctl.ops.reset import (
     ByDuration,
     FromFile,

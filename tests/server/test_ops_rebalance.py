@@ -16,7 +16,7 @@ from kafka.admin import NewTopic
 from kazoo.client import KazooClient
 
 from groupctl.ops import rebalance
-from groupctl.ops.errors import NotFound, Refused, Timeout, Unreachable
+from groupctl.errors import NotFound, Refused, Timeout, Unreachable
 from groupctl.ops.zk import REBALANCE_REQUESTS, zk_show
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import ConsumerProcess, wait_until

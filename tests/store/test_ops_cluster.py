@@ -13,8 +13,9 @@ import pytest
 
 from groupctl.coordinator.placement import group_partition
 from groupctl.ops.cluster import cluster_status
-from groupctl.ops.errors import NotFound, OpsError, Unreachable
-from groupctl.ops.zk import GET_WINDOW, coordinator_from_zk
+from groupctl.errors import NotFound, OpsError, Unreachable
+from groupctl.client.zookeeper import GET_WINDOW
+from groupctl.ops.zk import coordinator_from_zk
 from groupctl.store.persist import encode_name
 from tests.support.cluster_layout import cluster_layout, group_on
 from tests.support.zookeeper import free_port

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
 from groupctl.ops import rebalance
-from groupctl.ops.errors import BadInput, NotFound, Refused, Timeout, Unreachable
+from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable
 from groupctl.ops.zk import (
     REBALANCE_REQUESTS,
     watch_documents,

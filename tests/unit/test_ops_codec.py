@@ -1,5 +1,5 @@
 """The ops client's interpreted codec frames and reads messages exactly as kafka-python's
-compiled codec does (`groupctl.ops.kafka_client.encode_request` / `decode_response`)."""
+compiled codec does (`groupctl.client.kafka.encode_request` / `decode_response`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from groupctl.ops import kafka_apis as apis
-from groupctl.ops.kafka_client import (
+from groupctl.client import kafka_apis as apis
+from groupctl.client.kafka import (
     API_VERSIONS,
     UNSUPPORTED_VERSION,
     ClusterMetadata,

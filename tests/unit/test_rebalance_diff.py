@@ -3,7 +3,8 @@ moved, timing and reason from the document's "rebalance" block."""
 
 from __future__ import annotations
 
-from groupctl.ops.rebalance import diff_documents, document_generation, events
+from groupctl.ops.documents import document_generation
+from groupctl.ops.rebalance import diff_documents, events
 
 
 def member(member_id: str, client_id: str, assignment: dict[str, list[int]]) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupctl.ops.errors import BadInput
+from groupctl.errors import BadInput
 from groupctl.ops.reset import (
     MAX_OFFSET,
     MAX_PARTITION,

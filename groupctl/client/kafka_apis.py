@@ -40,8 +40,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
-from groupctl.ops.errors import NotFound, OpsError, Unreachable
-from groupctl.ops.kafka_client import (
+from groupctl.errors import NotFound, OpsError, Unreachable
+from groupctl.client.kafka import (
     RETRIABLE_COORDINATOR_ERRORS,
     Call,
     ClusterMetadata,

@@ -5,7 +5,7 @@ sockets. It is built for one-shot commands (a CLI invocation), so it does as lit
 
 - it imports only the kafka-python modules defining the messages it sends (`MESSAGES`; any
   other API key falls back to `groupctl.protocol.schemas`, which loads them all), together
-  with `groupctl.ops.kafka_import` keeping kafka-python's package `__init__`s out of the way;
+  with `groupctl.client.kafka_import` keeping kafka-python's package `__init__`s out of the way;
 - one connection per broker address, opened lazily and reused for every request to that node
   (the bootstrap connection doubles as the connection to the node it reaches);
 - one ApiVersions exchange per connection; each request then uses the highest version both
@@ -31,7 +31,7 @@ Invariants:
   bootstrap servers have been reached), a missing API or version `Unsupported`, an
   undecodable response `OpsError`; nothing else escapes for expected failures. A failed
   connection is dropped, so the next request to that node connects again: retrying on another
-  coordinator is `groupctl.ops.kafka_apis.GroupCoordinator`'s job, not this client's.
+  coordinator is `groupctl.client.kafka_apis.GroupCoordinator`'s job, not this client's.
 - `find_coordinator` waits (within the timeout) while the cluster has no coordinator for the
   group yet, and asks the bootstrap servers again when the one it asked drops the connection.
 - ApiVersions is decoded with response header v0 whatever its version (kafka-python's
@@ -55,11 +55,12 @@ from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.data_container import DataContainer
 
 import groupctl
-from groupctl.ops.errors import BadInput, OpsError, Unreachable, Unsupported
+from groupctl.errors import BadInput, OpsError, Unreachable, Unsupported
 
 DEFAULT_TIMEOUT = 8.0
-"""Seconds a whole operation may take (as `groupctl.ops.zk`): an unreachable or silent cluster
-fails the command well within the CLI's promise of 10 s, interpreter start-up included."""
+"""Seconds a whole operation may take (as in `groupctl.client.zookeeper`): an unreachable or
+silent cluster fails the command well within the CLI's promise of 10 s, interpreter start-up
+included."""
 CLIENT_ID = "groupctl"
 
 API_VERSIONS = 18

@@ -4,7 +4,7 @@
 and admin clients (~60 ms of the ~100 ms `import kafka` costs), and
 `kafka/protocol/admin/__init__.py`, `consumer/__init__.py` and `producer/__init__.py`, which
 define every message class of their area (~20 ms, most of it loading JSON schemas). The
-operator tools need a dozen message classes (`groupctl.ops.kafka_client` imports exactly the
+operator tools need a dozen message classes (`groupctl.client.kafka` imports exactly the
 modules that define them). Importing this module, before anything imports `kafka`, registers
 those packages with their real spec and path but without executing their `__init__`, so
 submodule imports load only what they use.
