@@ -37,3 +37,33 @@ def test_every_command_is_in_the_readme_with_help_text():
     for name, command in commands:
         assert command.help, f"`groupctl {name}` has no help text"
         assert f"groupctl {name}" in README, f"`groupctl {name}` is not in README.md"
+
+
+def test_readme_option_table_of_coordinator_run_is_the_command_with_its_defaults():
+    from typer.main import get_command
+
+    from groupctl.cli.app import app
+
+    run = get_command(app).commands["coordinator"].commands["run"]
+    options = {}
+    for param in run.params:
+        if param.name == "help" or not param.opts:
+            continue
+        name = param.opts[0]
+        if getattr(param, "secondary_opts", None):
+            name = "--[no-]" + name[2:]
+        options[name] = param.default
+    documented = {}
+    for name, default in re.findall(r"^\| `(--[^`]+)` \| ([^|]+?) \| ", README, flags=re.M):
+        documented[name] = default.strip()
+    assert set(documented) == set(options)
+    for name, default in options.items():
+        shown = documented[name]
+        if isinstance(default, bool):
+            assert shown == ("on" if default else "off"), name
+        elif default is None or default == []:
+            assert shown.startswith("-"), (name, shown)
+        elif isinstance(default, (int, float)):
+            assert float(shown.strip("`")) == float(default), (name, shown, default)
+        else:
+            assert shown == f"`{default}`", (name, shown, default)

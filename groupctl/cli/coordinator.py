@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 
+from groupctl import defaults
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
 from groupctl.cli.errors import BadInput, CliError
@@ -30,40 +31,52 @@ def parse_topic_spec(spec: str) -> tuple[str, int]:
 @guard
 def run(
     ctx: typer.Context,
-    host: str = typer.Option("127.0.0.1", help="Address to bind."),
-    port: int = typer.Option(9092, min=0, max=65535, help="Port to bind (0: any free port)."),
+    host: str = typer.Option(defaults.HOST, help="Address to bind."),
+    port: int = typer.Option(defaults.PORT, min=0, max=65535, help="Port to bind (0: any free port)."),
     data_dir: Optional[Path] = typer.Option(
         None, help="Where partition logs (and, without --zk, the embedded store) are kept. "
         "Without it everything lives in memory."),
     zk: Optional[str] = typer.Option(
         None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[,HOST:PORT]\\[/chroot] "
         "for group metadata; without it the embedded store is used."),
-    node_id: int = typer.Option(0, min=0, max=1023, help="This node's broker id (0-1023), unique in the cluster."),
+    node_id: int = typer.Option(
+        defaults.NODE_ID, min=0, max=1023, help="This node's broker id (0-1023), unique in the cluster."),
     topic: List[str] = typer.Option([], help="Create topic NAME:PARTITIONS at start if missing (repeatable)."),
     advertised_host: Optional[str] = typer.Option(None, help="Host clients are told to connect to."),
-    min_session_timeout_ms: int = typer.Option(6000, help="Smallest session timeout a member may ask for."),
-    max_session_timeout_ms: int = typer.Option(1800000, help="Largest session timeout a member may ask for."),
+    min_session_timeout_ms: int = typer.Option(
+        defaults.MIN_SESSION_TIMEOUT_MS, help="Smallest session timeout a member may ask for."),
+    max_session_timeout_ms: int = typer.Option(
+        defaults.MAX_SESSION_TIMEOUT_MS, help="Largest session timeout a member may ask for."),
     initial_rebalance_delay_ms: int = typer.Option(
-        3000, help="How long a group starting from Empty waits for more members (0: no wait)."),
-    auto_create_topics: bool = typer.Option(True, help="Create unknown topics named in Metadata requests."),
-    default_partitions: int = typer.Option(1, help="Partitions of auto-created topics."),
-    max_frame_bytes: int = typer.Option(100 * 1024 * 1024, help="Largest request accepted, in bytes."),
+        defaults.INITIAL_REBALANCE_DELAY_MS,
+        help="How long a group starting from Empty waits for more members (0: no wait)."),
+    max_group_size: Optional[int] = typer.Option(
+        defaults.MAX_GROUP_SIZE, min=1, metavar="N",
+        help="Most members a classic group may have: a join past it gets GROUP_MAX_SIZE_REACHED "
+        "(Kafka's group.max.size; default: no limit)."),
+    auto_create_topics: bool = typer.Option(
+        defaults.AUTO_CREATE_TOPICS, help="Create unknown topics named in Metadata requests."),
+    default_partitions: int = typer.Option(defaults.DEFAULT_PARTITIONS, help="Partitions of auto-created topics."),
+    max_frame_bytes: int = typer.Option(defaults.MAX_FRAME_BYTES, help="Largest request accepted, in bytes."),
     zk_session_timeout_s: float = typer.Option(
-        6.0, help="ZooKeeper session timeout, in seconds: how long a dead node keeps its groups before "
-        "another node takes them over."),
+        defaults.ZK_SESSION_TIMEOUT_S, help="ZooKeeper session timeout, in seconds: how long a dead node keeps "
+        "its groups before another node takes them over."),
     group_partitions: int = typer.Option(
-        50, min=1, max=10_000, help="Group partitions of a new cluster (the first node's choice stands)."),
+        defaults.GROUP_PARTITIONS, min=1, max=10_000,
+        help="Group partitions of a new cluster (the first node's choice stands)."),
     handback_delay_s: float = typer.Option(
-        10.0, min=0.0, help="Seconds a (re)started node must be live before other nodes hand its "
-        "preferred group partitions back."),
+        defaults.HANDBACK_DELAY_S, min=0.0, help="Seconds a (re)started node must be live before other nodes "
+        "hand its preferred group partitions back."),
     journal_dir: Optional[Path] = typer.Option(
         None, help="Where to write the event journal (rebalances, joins, leaves, commits; JSON Lines). "
         "Default: DATA_DIR/journal; no journal without either."),
     journal_segment_bytes: int = typer.Option(
-        64 * 1024 * 1024, min=1, help="Start a new journal file when the current one reaches this size (bytes)."),
+        defaults.JOURNAL_SEGMENT_BYTES, min=1,
+        help="Start a new journal file when the current one reaches this size (bytes)."),
     journal_keep_segments: int = typer.Option(
-        16, min=0, help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
-    log_level: str = typer.Option("info", help="debug, info, warning or error."),
+        defaults.JOURNAL_KEEP_SEGMENTS, min=0,
+        help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
+    log_level: str = typer.Option(defaults.LOG_LEVEL, help="debug, info, warning or error."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
     zk = zk or env(ctx).zk  # `groupctl --zk X coordinator run` means the same as `run --zk X`
@@ -76,7 +89,7 @@ def run(
         raise BadInput("--default-partitions must be at least 1")
     if initial_rebalance_delay_ms < 0:
         raise BadInput("--initial-rebalance-delay-ms must not be negative")
-    from groupctl.coordinator.classic.coordinator import GroupConfig
+    from groupctl.coordinator.classic.config import GroupConfig
     from groupctl.server.config import NodeConfig
     from groupctl.server.journal import JournalError
     from groupctl.server.main import NodeFailed, run_node
@@ -92,6 +105,7 @@ def run(
             min_session_timeout_ms=min_session_timeout_ms,
             max_session_timeout_ms=max_session_timeout_ms,
             initial_rebalance_delay_ms=initial_rebalance_delay_ms,
+            max_group_size=max_group_size,
         ),
     )
     try:

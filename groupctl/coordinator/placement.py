@@ -25,8 +25,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from groupctl.coordinator.errors import ErrorCode
-
-DEFAULT_GROUP_PARTITIONS = 50
+from groupctl.defaults import GROUP_PARTITIONS as DEFAULT_GROUP_PARTITIONS
 MAX_GROUP_PARTITIONS = 10_000
 
 

@@ -26,7 +26,6 @@ from groupctl.protocol.registry import ApiSpec
 
 LENGTH = struct.Struct(">i")
 HEADER_PREFIX = struct.Struct(">hhi")  # api_key, api_version, correlation_id
-DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024
 
 API_VERSIONS_KEY = 18
 

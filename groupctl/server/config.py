@@ -1,4 +1,5 @@
-"""The node's configuration, as `groupctl coordinator run` options set it."""
+"""The node's configuration, as `groupctl coordinator run` options set it (defaults:
+`groupctl.defaults`)."""
 
 from __future__ import annotations
 
@@ -6,33 +7,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from groupctl.coordinator.classic.coordinator import GroupConfig
-from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS
-from groupctl.protocol.framing import DEFAULT_MAX_FRAME_BYTES
-from groupctl.server.journal import DEFAULT_KEEP_SEGMENTS, DEFAULT_SEGMENT_BYTES
+from groupctl import defaults
+from groupctl.coordinator.classic.config import GroupConfig
 
 
 @dataclass(frozen=True)
 class NodeConfig:
-    host: str = "127.0.0.1"
-    port: int = 9092
-    node_id: int = 0
+    host: str = defaults.HOST
+    port: int = defaults.PORT
+    node_id: int = defaults.NODE_ID
     advertised_host: Optional[str] = None  # default: host (127.0.0.1 when host is a wildcard)
     advertised_port: Optional[int] = None  # default: the bound port
     data_dir: Optional[Path] = None  # None: logs and embedded store live in memory only
     zk: Optional[str] = None  # ZooKeeper connect string with optional chroot
-    zk_session_timeout_s: float = 6.0  # how long a dead node keeps its group partitions
-    group_partitions: int = DEFAULT_GROUP_PARTITIONS  # the first node of a cluster fixes it
-    handback_delay_s: float = 10.0  # a (re)started node gets its preferred partitions back after this
+    zk_session_timeout_s: float = defaults.ZK_SESSION_TIMEOUT_S  # how long a dead node keeps its group partitions
+    group_partitions: int = defaults.GROUP_PARTITIONS  # the first node of a cluster fixes it
+    handback_delay_s: float = defaults.HANDBACK_DELAY_S  # a (re)started node gets its partitions back after this
     topics: tuple[tuple[str, int], ...] = ()  # created at start when missing
-    auto_create_topics: bool = True
-    default_partitions: int = 1
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    auto_create_topics: bool = defaults.AUTO_CREATE_TOPICS
+    default_partitions: int = defaults.DEFAULT_PARTITIONS
+    max_frame_bytes: int = defaults.MAX_FRAME_BYTES
     cluster_id: str = "groupctl"
     groups: GroupConfig = field(default_factory=GroupConfig)
     journal_dir: Optional[Path] = None  # the event journal; default: data_dir/journal (none without a data dir)
-    journal_segment_bytes: int = DEFAULT_SEGMENT_BYTES  # rotate the active segment at this size
-    journal_keep_segments: int = DEFAULT_KEEP_SEGMENTS  # segments kept, the active one included; 0: all
+    journal_segment_bytes: int = defaults.JOURNAL_SEGMENT_BYTES  # rotate the active segment at this size
+    journal_keep_segments: int = defaults.JOURNAL_KEEP_SEGMENTS  # segments kept, the active one included; 0: all
 
     def journal_path(self) -> Optional[Path]:
         """Where the event journal is written: `journal_dir`, else `data_dir/journal`, else none."""

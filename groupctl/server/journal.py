@@ -43,10 +43,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from groupctl import defaults
+
 log = logging.getLogger("groupctl.journal")
 
-DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
-DEFAULT_KEEP_SEGMENTS = 16
 LOCK_NAME = ".lock"
 SEGMENT_NAME = re.compile(r"^events-(\d{8,})\.jsonl$")
 _TAIL_CHUNK = 64 * 1024
@@ -74,8 +74,8 @@ def segment_numbers(directory: Path) -> list[int]:
 class Journal:
     """One open journal directory. Not thread-safe: the runtime appends from its event loop."""
 
-    def __init__(self, directory: Path, *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-                 keep_segments: int = DEFAULT_KEEP_SEGMENTS) -> None:
+    def __init__(self, directory: Path, *, segment_bytes: int = defaults.JOURNAL_SEGMENT_BYTES,
+                 keep_segments: int = defaults.JOURNAL_KEEP_SEGMENTS) -> None:
         if segment_bytes < 1 or keep_segments < 0:
             raise ValueError(f"segment_bytes must be >= 1 and keep_segments >= 0, not {segment_bytes}/{keep_segments}")
         self.directory = Path(directory)

@@ -45,3 +45,20 @@ def test_coordinator_run_refuses_a_port_out_of_range_and_a_malformed_connect_str
     assert runner.invoke(app, ["coordinator", "run", "--port", "99999"]).exit_code == 2
     result = runner.invoke(app, ["coordinator", "run", "--zk", "bad host::"])
     assert result.exit_code == 2
+
+
+def test_coordinator_run_without_options_configures_the_documented_defaults(monkeypatch):
+    from groupctl.server.config import NodeConfig
+
+    seen = {}
+    monkeypatch.setattr("groupctl.server.main.run_node", lambda config, log_level: seen.update(config=config))
+    assert runner.invoke(app, ["coordinator", "run"], env={"GROUPCTL_ZK": None}).exit_code == 0
+    assert seen["config"] == NodeConfig()
+
+
+def test_coordinator_run_max_group_size_reaches_the_groups_and_must_be_positive(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("groupctl.server.main.run_node", lambda config, log_level: seen.update(config=config))
+    assert runner.invoke(app, ["coordinator", "run", "--max-group-size", "3"]).exit_code == 0
+    assert seen["config"].groups.max_group_size == 3
+    assert runner.invoke(app, ["coordinator", "run", "--max-group-size", "0"]).exit_code == 2

@@ -231,3 +231,34 @@ async def _describe(coordinator, group):
     (description,) = await coordinator.node.call_groups(
         lambda core, token, now: core.describe_groups(token, (group,), now))
     return description
+
+
+def test_a_join_past_max_group_size_gets_group_max_size_reached_and_the_member_keeps_its_partitions():
+    from kafka import KafkaConsumer
+    from kafka.errors import GroupMaxSizeReachedError
+
+    from tests.support.coordinator import CoordinatorProcess
+
+    node = CoordinatorProcess("--max-group-size", "1", "--topic", "capped:2").start()
+    consumers = []
+    try:
+        def consumer() -> KafkaConsumer:
+            consumers.append(KafkaConsumer("capped", bootstrap_servers=node.bootstrap, group_id="capped",
+                                           session_timeout_ms=SESSION_MS, heartbeat_interval_ms=1000))
+            return consumers[-1]
+
+        first = consumer()
+        wait_until(lambda: first.poll(timeout_ms=200) is not None and first.assignment(), timeout=30,
+                   message="the first member assigned")
+        second = consumer()
+        with pytest.raises(GroupMaxSizeReachedError):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                second.poll(timeout_ms=200)
+                first.poll(timeout_ms=100)
+        first.poll(timeout_ms=500)
+        assert {tp.partition for tp in first.assignment()} == {0, 1}
+    finally:
+        for member in consumers:
+            member.close(autocommit=False)
+        node.terminate()

@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from groupctl import defaults
+
 
 @dataclass(frozen=True)
 class GroupConfig:
-    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
-    max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
-    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms (0 is handy in tests)
-    max_group_size: Optional[int] = None  # group.max.size; None: unbounded
+    min_session_timeout_ms: int = defaults.MIN_SESSION_TIMEOUT_MS  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = defaults.MAX_SESSION_TIMEOUT_MS  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = defaults.INITIAL_REBALANCE_DELAY_MS  # group.initial.rebalance.delay.ms
+    max_group_size: Optional[int] = defaults.MAX_GROUP_SIZE  # group.max.size; None: unbounded
 
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
