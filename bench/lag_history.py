@@ -1,4 +1,5 @@
-"""Synthetic lag histories in the lag dataset's format (README, "Recording lag"), deterministic for a seed.
+"""Synthetic lag histories in the lag dataset's format (docs/lag-and-rebalances.md, "Recording
+lag"), deterministic for a seed.
 
     python -m bench.lag_history --out DIR [--rows 1000000] [--groups 200] [--partitions 8] [--seed 1]
 

@@ -2,8 +2,8 @@
 
 The node's configuration (`groupctl.server.config.NodeConfig`), the classic groups' settings
 (`groupctl.coordinator.classic.config.GroupConfig`), the modules that own a setting (group
-placement, framing, the journal), the CLI's options and README's option table all read these;
-tests/test_docs.py keeps README's table equal to the CLI's options. A module of constants with no
+placement, framing, the journal), the CLI's options and docs/configuration.md's option table all
+read these; tests/test_docs.py keeps that table equal to the CLI's options. A module of constants with no
 imports, so that the CLI can read it without loading the coordinator.
 """
 

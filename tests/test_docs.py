@@ -1,5 +1,6 @@
-"""README is a tested artifact: its API table is the registry, and every CLI command it must
-document is there with help text."""
+"""The documentation is a tested artifact: README is a front door of at most 250 lines whose links
+resolve; the wire-protocol page's API table is the registry; every CLI command has help text and
+is in the command reference; the configuration page's option table is `coordinator run`'s."""
 
 from __future__ import annotations
 
@@ -9,17 +10,35 @@ from pathlib import Path
 import groupctl.server.handlers  # noqa: F401  (registers every API)
 from groupctl.protocol.registry import REGISTRY
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+LOCAL_LINK = re.compile(r"\]\((?!https?://|#)([^)#]+)(?:#[^)]*)?\)")
 
 
-def test_readme_api_table_is_exactly_the_registry():
-    rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+)–(\d+) \|$", README, flags=re.M)
+def doc(name: str) -> str:
+    return (DOCS / name).read_text()
+
+
+def test_readme_is_a_front_door_of_at_most_250_lines():
+    assert len(README.splitlines()) <= 250
+
+
+def test_every_local_link_of_readme_and_docs_resolves():
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    for page in pages:
+        for target in LOCAL_LINK.findall(page.read_text()):
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
+
+
+def test_the_wire_protocol_api_table_is_exactly_the_registry():
+    rows = re.findall(r"^\| (\w+) \| (\d+) \| (\d+)–(\d+) \|$", doc("wire-protocol.md"), flags=re.M)
     documented = {int(key): (name, int(lo), int(hi)) for name, key, lo, hi in rows}
     served = {key: (spec.name, spec.min_version, spec.max_version) for key, spec in REGISTRY.items()}
     assert documented == served
 
 
-def test_every_command_is_in_the_readme_with_help_text():
+def test_every_command_is_in_the_command_reference_with_help_text():
     from typer.main import get_command
 
     from groupctl.cli.app import app
@@ -36,10 +55,10 @@ def test_every_command_is_in_the_readme_with_help_text():
     assert commands
     for name, command in commands:
         assert command.help, f"`groupctl {name}` has no help text"
-        assert f"groupctl {name}" in README, f"`groupctl {name}` is not in README.md"
+        assert f"groupctl {name}" in doc("commands.md"), f"`groupctl {name}` is not in docs/commands.md"
 
 
-def test_readme_option_table_of_coordinator_run_is_the_command_with_its_defaults():
+def test_the_configuration_option_table_is_coordinator_run_with_its_defaults():
     from typer.main import get_command
 
     from groupctl.cli.app import app
@@ -54,7 +73,7 @@ def test_readme_option_table_of_coordinator_run_is_the_command_with_its_defaults
             name = "--[no-]" + name[2:]
         options[name] = param.default
     documented = {}
-    for name, default in re.findall(r"^\| `(--[^`]+)` \| ([^|]+?) \| ", README, flags=re.M):
+    for name, default in re.findall(r"^\| `(--[^`]+)` \| ([^|]+?) \| ", doc("configuration.md"), flags=re.M):
         documented[name] = default.strip()
     assert set(documented) == set(options)
     for name, default in options.items():

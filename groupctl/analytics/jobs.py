@@ -124,10 +124,10 @@ class LagResult:
     allowed_lag: int
     rules: Rules
     groups: list[dict]
-    """Group rows (README, "analyze lag"), worst first, with a NOTFOUND row per wanted group not
-    in the data."""
+    """Group rows (docs/lag-and-rebalances.md, "analyze lag"), worst first, with a NOTFOUND row per
+    wanted group not in the data."""
     partitions: list[dict]
-    """Partition rows (README, "analyze lag"), worst first."""
+    """Partition rows (docs/lag-and-rebalances.md, "analyze lag"), worst first."""
     history: list[dict]
     """(cluster, group, ts, total_lag) rows of the `history_groups` worst groups, by time."""
     skipped: Skipped
@@ -136,7 +136,7 @@ class LagResult:
 @dataclass(frozen=True)
 class RebalancesResult:
     groups: list[dict]
-    """Per-group summary rows (README, "Lag and rebalance history"), most stop-the-world time first."""
+    """Per-group summary rows (docs/lag-and-rebalances.md), most stop-the-world time first."""
     timeline: list[dict]
     """One row per completed rebalance, in completion order."""
     not_found: list[str]
@@ -149,8 +149,8 @@ class AuditResult:
     summary: list[dict]
     """Per invariant (in audit.INVARIANTS order): checked, violations, unverified."""
     violations: list[dict]
-    """One row per violation (README, "analyze audit"), by invariant (in audit.INVARIANTS order),
-    group, generation, topic, partition."""
+    """One row per violation (docs/lag-and-rebalances.md, "analyze audit"), by invariant (in
+    audit.INVARIANTS order), group, generation, topic, partition."""
     skipped: Skipped
 
     @property
@@ -303,7 +303,7 @@ def lag_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] 
             since_ms: Optional[int] = None, until_ms: Optional[int] = None, out_dir: Optional[str] = None,
             history_groups: int = 0, step: Step = _no_progress) -> LagResult:
     """Evaluate every partition's lag status at `at_ms` (default: the newest sample read) with
-    `rules` (README, "analyze lag"), and roll them up per group.
+    `rules` (docs/lag-and-rebalances.md, "analyze lag"), and roll them up per group.
 
     One pass over the input: Spark parses it, counts what it skips and builds each partition's
     window (`analytics.lag`); the driver evaluates the windows (`groupctl.lag.report`), so the

@@ -1,5 +1,5 @@
-"""The Spark schemas of groupctl's two JSON Lines inputs (README documents both, field by field),
-and of the lag report's rows that `analyze lag --out` writes as Parquet.
+"""The Spark schemas of groupctl's two JSON Lines inputs (docs/lag-and-rebalances.md documents
+both, field by field), and of the lag report's rows that `analyze lag --out` writes as Parquet.
 
 - LAG_SAMPLE_SCHEMA: a row of the lag dataset `groupctl lag record` writes, one per partition per
   sampling round.

@@ -184,7 +184,8 @@ def lag(
     allowed_lag: int = typer.Option(0, min=0, help="A partition with at most this lag (messages) is OK."),
     rules: Rules = typer.Option(
         Rules.GROUPCTL, "--rules", case_sensitive=False,
-        help="groupctl: ours (README, \"analyze lag\"); burrow: Burrow's evaluator, to compare with a Burrow."),
+        help="groupctl: ours (docs/lag-and-rebalances.md); burrow: Burrow's evaluator, to compare "
+        "with a Burrow."),
     at: Optional[str] = typer.Option(None, metavar="TIME", help="Evaluate at TIME (default: the newest sample read)."),
     since: Optional[str] = typer.Option(
         None, metavar="TIME", help="Read only samples at or after TIME (a window needs its commits after it)."),

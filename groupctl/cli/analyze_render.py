@@ -10,8 +10,9 @@ JSON documents (stable keys):
 - rebalances: {groups: [...], timeline: [...], not_found: [...], skipped}
 - audit: {summary: [...], violations: [...], skipped}; a violation's `records` are the journal
   events themselves (objects), in event order.
-Rows carry the contract's columns (README); every epoch-millisecond field whose name ends in `_ts`
-also gets its UTC ISO-8601 form under the same name plus `_iso`. Non-finite numbers become null.
+Rows carry the contract's columns (docs/lag-and-rebalances.md); every epoch-millisecond field
+whose name ends in `_ts` also gets its UTC ISO-8601 form under the same name plus `_iso`.
+Non-finite numbers become null.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`groupctl rebalance ...`: ask for a rebalance, and follow rebalances as they complete.
 
-Mechanism (also in README): with --bootstrap, groupctl's extension APIs 32001 (trigger) and
+Mechanism (also in docs/commands.md): with --bootstrap, groupctl's extension APIs 32001 (trigger) and
 32000 (long-polled group document); with --zk alone, a request znode under
 /coordinators/rebalance-requests and a watch on /groups/<group>.
 """

@@ -1,8 +1,8 @@
 """The rows `analyze lag` reports: a partition's status with the figures an operator asks for
 next (how far behind in time, is it catching up, when), and each group's roll-up.
 
-Rows are plain dicts with exactly the fields of PARTITION_FIELDS / GROUP_FIELDS (README, "analyze
-lag"), ready for JSON and for Parquet. Beyond the status (`rules`):
+Rows are plain dicts with exactly the fields of PARTITION_FIELDS / GROUP_FIELDS
+(docs/lag-and-rebalances.md, "analyze lag"), ready for JSON and for Parquet. Beyond the status (`rules`):
 
 - No frozen lag: `current_lag` is the latest valid sample's (`offsets.consumer_lag`: 0 with
   `ahead_of_log_end` when the committed offset is past the log end), whether or not a commit came

@@ -1,7 +1,7 @@
 """A partition's evaluation window: what the status rules (`rules`) read of its recorded samples.
 
-Input: one partition's rows of the lag dataset (README, "Recording lag"), as `Sample`s. Output:
-the `PartitionWindow` at evaluation time `now`. Invariants, in the order they are applied:
+Input: one partition's rows of the lag dataset (docs/lag-and-rebalances.md, "Recording lag"), as
+`Sample`s. Output: the `PartitionWindow` at evaluation time `now`. Invariants, in the order they are applied:
 
 - Only samples with `ts <= now` count. They are taken in *sample order* (ts, committed, log_end,
   members, owner ascending, a missing value before any value): a total order, so ties between

@@ -1,6 +1,6 @@
 """The coordinator cluster as ZooKeeper shows it (`groupctl coordinator status`).
 
-Reads the cluster layout (README "ZooKeeper layout"): the live nodes (`/brokers/ids`), the group
+Reads the cluster layout (docs/zookeeper-layout.md): the live nodes (`/brokers/ids`), the group
 partition count (`/coordinators/config`, 50 when absent), each partition's current leader
 (`/coordinators/partitions/<p>/leader`), and every group document (`/groups/<group>`), and
 reports per node which partitions it leads and the load they carry: the groups that hash to

@@ -1,4 +1,5 @@
-"""The lag dataset on disk (README, "Recording lag"), as `groupctl lag record` appends to it:
+"""The lag dataset on disk (docs/lag-and-rebalances.md, "Recording lag"), as `groupctl lag record`
+appends to it:
 
     DIR/date=YYYY-MM-DD/hour=HH/part-<first ts ms>-<pid>-<n>.jsonl
 

@@ -1,6 +1,6 @@
 """One sampling round of `groupctl lag record`: per (group, topic, partition), the committed
 offset, the log-end offset and the group's state, member count and partition owner — the rows
-of the lag dataset (README, "Recording lag"; schema version 1).
+of the lag dataset (docs/lag-and-rebalances.md, "Recording lag"; schema version 1).
 
 Kafka protocol only, so it samples any Kafka cluster as well as groupctl's coordinator. A round
 runs on a `KafkaClient` of its own whose deadline (`timeout` seconds) bounds the whole round;
@@ -56,7 +56,7 @@ def wall_clock_ms() -> int:
 
 @dataclass(frozen=True)
 class LagRow:
-    """One row of the lag dataset (schema in README, "Recording lag")."""
+    """One row of the lag dataset (schema in docs/lag-and-rebalances.md, "Recording lag")."""
 
     ts: int
     cluster: str

@@ -1,7 +1,7 @@
 """The coordinator's event journal on disk: numbered JSON Lines segments in one directory.
 
-Layout (README, "The coordinator's event journal"): `events-NNNNNNNN.jsonl` (8 digits or more, from 00000001),
-the highest-numbered one active. Each event is one line of compact JSON, `seq` first, then the
+Layout (docs/lag-and-rebalances.md, "The coordinator's event journal"): `events-NNNNNNNN.jsonl`
+(8 digits or more, from 00000001), the highest-numbered one active. Each event is one line of compact JSON, `seq` first, then the
 fields the core built (`groupctl.coordinator.journal`). `.lock` holds an flock while a journal
 is open, so two coordinators cannot interleave their numbering in one directory (Spark ignores
 dot-files).

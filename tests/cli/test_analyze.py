@@ -1,8 +1,8 @@
 """`groupctl analyze lag|rebalances|audit` in-process (CliRunner) on the test run's SparkSession.
 
 Inputs are written to tmp_path as JSON Lines, laid out as `groupctl lag record` and the
-coordinator write them (the formats README documents). The commands find the `spark` fixture's session
-running and reuse it (leaving it running), so a test costs a few Spark jobs, not a JVM start.
+coordinator write them (the formats docs/lag-and-rebalances.md documents). The commands find the
+`spark` fixture's session running and reuse it (leaving it running), so a test costs a few Spark jobs, not a JVM start.
 Bad input that needs no Spark (options, times) is rejected before any session exists.
 
 The lag dataset: eight rounds ten minutes apart, from 2025-11-21T05:00Z, of

@@ -15,8 +15,8 @@ steady producer, and four groups whose behaviour is staged by the test so each s
 The recorder and the analysis run as the installed `groupctl` command, as an operator runs them.
 The journal must show each group's rebalances and pass the audit (the reset is an admin commit).
 
-Then the consumer that died caught up (README, "analyze lag"): a kafka-python consumer process
-keeps up with a steady producer, then exits (closing, so its group empties at once) while the
+Then the consumer that died caught up (docs/lag-and-rebalances.md, "analyze lag"): a kafka-python
+consumer process keeps up with a steady producer, then exits (closing, so its group empties at once) while the
 producer goes on. With the groupctl rules it is STOP as soon as its silence outlasts its
 window's span; with Burrow's it stays OK until none of the last `--window` log ends is at its
 committed offset, and is STOP only then.

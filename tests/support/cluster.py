@@ -8,7 +8,7 @@ negotiated) and the handback delay the test asks for. Nodes can be killed (SIGKI
 broker keeps its address, and waits for its previous session to expire before it registers.
 
 The ZooKeeper view is a plain kazoo client, not groupctl's store: the tests judge the product
-from outside, through the layout it promises (README "ZooKeeper layout").
+from outside, through the layout it promises (docs/zookeeper-layout.md).
 
 Invariants: every wait is bounded; processes are ended by their own pid; `running` prints the
 tail of every node's log when the test ends, which pytest shows only for a failed test.

@@ -1,4 +1,4 @@
-"""The coordinator cluster layout (README "ZooKeeper layout"), written by hand for tests of
+"""The coordinator cluster layout (docs/zookeeper-layout.md), written by hand for tests of
 the tools that read it: registrations, the partition count, partition elections and leaders,
 group documents — as the nodes would write them."""
 
