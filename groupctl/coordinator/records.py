@@ -7,7 +7,7 @@ replayed to rebuild state after a restart or a takeover.
 Invariants:
 - Records are immutable values with no behaviour; they name a group or topic and carry
   everything needed to rewrite its stored form.
-- A `GroupMetadataRecord` carries the complete group document (DESIGN.md §4), never a delta:
+- A `GroupMetadataRecord` carries the complete group document (docs/zookeeper-layout.md), never a delta:
   the store writes it with one compare-and-set write.
 - An `OffsetCommitRecord` is one partition's committed offset; the records of one commit request
   are persisted together (one transaction) or not at all.

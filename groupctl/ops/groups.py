@@ -12,7 +12,7 @@ and ListOffsets (one request per partition leader) — five round trips on one c
 more can be pipelined: each step needs the answer of the one before (the versions the broker
 serves, the coordinator's address, the group's topics, their leaders).
 
-JSON keys (`to_json`) are a contract (DESIGN.md §6): describe gives group, state,
+JSON keys (`to_json`) are a contract (docs/commands.md): describe gives group, state,
 protocol_type, protocol, generation, coordinator{node_id, host, port},
 members[{member_id, client_id, client_host, assignment{topic: [partitions]}}],
 offsets[{topic, partition, committed_offset, log_end_offset, lag, ahead_of_log_end}] (lag by the

@@ -1,7 +1,7 @@
 """Rebalances: asking a coordinator for one, and following them as they complete.
 
 A rebalance is seen as a new group document: the coordinator writes the document once when a
-rebalance completes (DESIGN.md §4), so consecutive documents with different generations bracket
+rebalance completes (docs/zookeeper-layout.md), so consecutive documents with different generations bracket
 exactly one completed rebalance, and `diff_documents` turns a pair into a `RebalanceEvent`. The
 same diff serves both sources of documents:
 

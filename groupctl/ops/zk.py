@@ -1,6 +1,6 @@
 """ZooKeeper inspection for operators: znodes, stored group documents, and their changes.
 
-Read-mostly access to what groupctl's coordinators keep in ZooKeeper (DESIGN.md §4, written by
+Read-mostly access to what groupctl's coordinators keep in ZooKeeper (docs/zookeeper-layout.md, written by
 `groupctl.store.persist`), plus the legacy Kafka 0.8 consumer layout
 `/consumers/<group>/{ids,owners,offsets}` for clusters that still carry it. The only write is a
 rebalance request (`request_rebalance`), a znode the coordinator watches.

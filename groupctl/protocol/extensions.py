@@ -4,7 +4,7 @@ Two API keys outside Apache Kafka's range, advertised in ApiVersions only by gro
 coordinators (other Kafka clients ignore keys they do not know):
 
 - 32000 GroupctlDescribeGroup {group_id, after_generation, max_wait_ms} ->
-  {throttle_time_ms, error_code, document}: the stored group document (JSON, DESIGN.md §4),
+  {throttle_time_ms, error_code, document}: the stored group document (JSON, docs/zookeeper-layout.md),
   long-polling until the generation passes `after_generation` or `max_wait_ms` elapses. It is
   how `group describe` shows the generation and `rebalance watch` follows rebalances with
   `--bootstrap` alone, whatever the coordinator's store.

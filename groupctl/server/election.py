@@ -1,6 +1,6 @@
 """Group-partition leadership through the metadata store: which node coordinates which groups.
 
-Layout (under the chroot; DESIGN.md §4 leaves `/coordinators` to us):
+Layout (under the chroot; docs/zookeeper-layout.md):
 ```
 /coordinators/config                  {"version":1,"group_partitions":N}   written once, by the first node
 /coordinators/partitions/<p>          {"version":1,"epoch":E,"node_id":N,"elected_at_ms":T}  the last election

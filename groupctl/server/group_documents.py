@@ -2,7 +2,7 @@
 
 Serves groupctl's extension API GroupctlDescribeGroup (`group describe` shows the generation,
 `rebalance watch` follows rebalances, both with `--bootstrap` alone): the answer is the document
-exactly as the store holds it (DESIGN.md §4), never one rebuilt from memory, because during a
+exactly as the store holds it (docs/zookeeper-layout.md), never one rebuilt from memory, because during a
 rebalance the core is already at a generation whose document is not written yet (a watcher that
 saw that generation early would miss its Stable document).
 

@@ -2,7 +2,7 @@
 
 Two implementations share it: `ZooKeeperStore` (kazoo, used with `--zk`) and `EmbeddedStore`
 (a write-ahead file under `--data-dir`, used without ZooKeeper). Both hold the same documents at
-the same paths (DESIGN.md §4), so everything above this module is store-agnostic.
+the same paths (docs/zookeeper-layout.md), so everything above this module is store-agnostic.
 
 Invariants:
 - Every write is compare-and-set on the node version (`create` succeeds only if the node is

@@ -1,4 +1,4 @@
-"""Records <-> store paths (DESIGN.md §4): how hard state is written and read back.
+"""Records <-> store paths (docs/zookeeper-layout.md): how hard state is written and read back.
 
 Layout (every name component is `encode_name(...)`, see below):
 ```

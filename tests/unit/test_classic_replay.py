@@ -1,4 +1,4 @@
-"""The group document (DESIGN.md §4) and rebuilding state by replaying stored records."""
+"""The group document (docs/zookeeper-layout.md) and rebuilding state by replaying stored records."""
 
 import copy
 

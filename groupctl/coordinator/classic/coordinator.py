@@ -11,7 +11,7 @@ startup or takeover. The core never reads a clock, sleeps, or does I/O.
 
 This module is a facade; the behaviour lives in: state (legality table), group (member and group
 data), rebalance (join/sync phases, sessions), membership (JoinGroup), sync (SyncGroup),
-heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (DESIGN.md §4), replay, takeover
+heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (docs/zookeeper-layout.md), replay, takeover
 (loading and unloading group partitions) and topic_changes.
 
 Placement: every group-scoped operation first asks the injected `Placement` whether this node
@@ -198,7 +198,7 @@ class GroupCoordinator:
         return topic_changes.topics_changed(self._core, topics, now_ms, detail)
 
     def group_document(self, group_id: str) -> Optional[dict[str, Any]]:
-        """The DESIGN.md §4 document of the group's current state (None if there is no group);
+        """The docs/zookeeper-layout.md document of the group's current state (None if there is no group);
         `updated_at_ms` is when its document was last written or loaded."""
         group = self._core.groups.get(group_id)
         if group is None:

@@ -1,14 +1,14 @@
-"""The group document (DESIGN.md §4): building it from a group, and reading members back.
+"""The group document (docs/zookeeper-layout.md): building it from a group, and reading members back.
 
 Written when a rebalance completes (Stable), when the group empties (Empty), and when a static
 member's restart changes a member id in a Stable group; loaded when a coordinator starts or takes
 the group over.
 
-Fields beyond DESIGN.md §4 (group): `rebalance`, the last completed rebalance (when it started
+Fields beyond docs/zookeeper-layout.md (group): `rebalance`, the last completed rebalance (when it started
 and completed, why; see `causes`), null when the group has not completed one since the field
 was introduced (documents without the key are read as null).
 
-Fields beyond DESIGN.md §4 (each member): `group_instance_id`; `metadata_base64` (the member's
+Fields beyond docs/zookeeper-layout.md (each member): `group_instance_id`; `metadata_base64` (the member's
 protocol metadata for the chosen protocol) and `assignment_base64` (its assignment bytes, exactly
 as the leader sent them). The decoded `subscription` / `assignment` / `ownership` are for people
 and tools; the bytes are what a coordinator taking the group over needs to answer SyncGroup and

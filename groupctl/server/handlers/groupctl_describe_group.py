@@ -9,7 +9,7 @@ Version notes:
 - v0 is flexible (request header v2, response header v1, tagged fields).
 
 Answers:
-- the group's document exactly as stored (DESIGN.md §4, compact JSON), with error NONE;
+- the group's document exactly as stored (docs/zookeeper-layout.md, compact JSON), with error NONE;
 - GROUP_ID_NOT_FOUND and a null document when the store holds no document for the group: it
   does not exist, or it has not completed its first rebalance yet (a group whose first members
   are still joining has no document);
