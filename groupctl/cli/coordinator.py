@@ -13,6 +13,7 @@ from groupctl import defaults
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
 from groupctl.cli.errors import BadInput, CliError
+from groupctl.layout.coordinators import MAX_GROUP_PARTITIONS
 
 ZK_CONNECT = re.compile(r"^[^\s,/]+:\d{1,5}(,[^\s,/]+:\d{1,5})*(/\S*)?$")
 
@@ -62,7 +63,7 @@ def run(
         defaults.ZK_SESSION_TIMEOUT_S, help="ZooKeeper session timeout, in seconds: how long a dead node keeps "
         "its groups before another node takes them over."),
     group_partitions: int = typer.Option(
-        defaults.GROUP_PARTITIONS, min=1, max=10_000,
+        defaults.GROUP_PARTITIONS, min=1, max=MAX_GROUP_PARTITIONS,
         help="Group partitions of a new cluster (the first node's choice stands)."),
     handback_delay_s: float = typer.Option(
         defaults.HANDBACK_DELAY_S, min=0.0, help="Seconds a (re)started node must be live before other nodes "

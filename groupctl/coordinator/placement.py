@@ -26,7 +26,6 @@ from typing import Iterable
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.defaults import GROUP_PARTITIONS as DEFAULT_GROUP_PARTITIONS
-MAX_GROUP_PARTITIONS = 10_000
 
 
 def java_string_hash(text: str) -> int:

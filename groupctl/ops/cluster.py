@@ -40,19 +40,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
 from groupctl.coordinator.placement import group_partition
 from groupctl.errors import NotFound
-from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
-from groupctl.ops.zk import (
-    BrokerRegistration,
-    PartitionLeader,
-    empty_chroot_note,
-    group_partitions,
-    leader_path,
-    parse_leader,
-    registered_brokers,
-)
-from groupctl.store.persist import GROUPS, decode_name
+from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.coordinators import PartitionLeader
+from groupctl.layout.paths import GROUPS, decode_name, leader_path
+from groupctl.ops.zk import empty_chroot_note, group_partitions, parse_leader, registered_brokers
 
 
 @dataclass(frozen=True)

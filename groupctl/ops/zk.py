@@ -49,29 +49,28 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, Znode, ZnodeStat, ZkSession, normalize_path
-from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, MAX_GROUP_PARTITIONS, group_partition
+from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, group_partition
 from groupctl.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
 from groupctl.ops.documents import document_generation, parse_group_document
-from groupctl.store.persist import (
+from groupctl.layout.brokers import BrokerRegistration, node_id_of
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
+from groupctl.layout.paths import (
     BROKER_IDS,
+    COORDINATORS_CONFIG,
+    broker_path,
     decode_name,
-    encode_name,
     group_path,
+    leader_path,
+    legacy_group_path,
     offsets_path,
+    partition_path,
+    rebalance_request_path,
 )
+from groupctl.layout.rebalance_requests import RebalanceRequest
 
 DEFAULT_TREE_DEPTH = 8
 DEFAULT_TREE_NODES = 1000
-LEGACY_CONSUMERS = "/consumers"
-REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
-"""`<REBALANCE_REQUESTS>/<encoded group>` holds {"requested_at_ms", "reason"}: created by
-`request_rebalance`, deleted by the group's coordinator once it has started the rebalance."""
-COORDINATORS_CONFIG = "/coordinators/config"
-"""{"version": 1, "group_partitions": n}: written by the first node of a cluster."""
-COORDINATOR_PARTITIONS = "/coordinators/partitions"
-"""`<COORDINATOR_PARTITIONS>/<p>` holds the last election of group partition p
-({"version", "epoch", "node_id", "elected_at_ms"}); its ephemeral child `leader`
-({"node_id", "epoch"}) exists while that node leads p."""
 @dataclass(frozen=True)
 class ZnodeChildren:
     """A znode's children, sorted (`zk ls`); names are as stored (percent-encoded)."""
@@ -147,25 +146,6 @@ class ZkCoordinator:
     def to_json(self) -> dict[str, Any]:
         return {"node_id": self.node_id, "host": self.host, "port": self.port,
                 "partition": self.partition, "epoch": self.epoch}
-
-
-@dataclass(frozen=True)
-class BrokerRegistration:
-    """A live node: its ephemeral `/brokers/ids/<node-id>`."""
-
-    node_id: int
-    host: str
-    port: int
-    started_at_ms: Optional[int]
-
-
-@dataclass(frozen=True)
-class PartitionLeader:
-    """The node leading a group partition now: `/coordinators/partitions/<p>/leader`."""
-
-    partition: int
-    node_id: int
-    epoch: int
 
 
 def zk_get(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Znode:
@@ -293,13 +273,6 @@ def _partition_key(partition: str) -> tuple[int, str]:
     return (int(partition), "") if partition.isdigit() else (1 << 31, partition)
 
 
-def legacy_group_path(group: str) -> Optional[str]:
-    """`/consumers/<group>` as Kafka 0.8 named it; None for names 0.8 could not have stored."""
-    if group in ("", ".", "..") or "/" in group or "\0" in group:
-        return None
-    return f"{LEGACY_CONSUMERS}/{group}"
-
-
 def _legacy_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
     path = legacy_group_path(group)
     root = session.get(path) if path else None
@@ -354,13 +327,13 @@ def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_
         leader_node = session.get(leader_path(partition))
         if leader_node is not None:
             leader = parse_leader(partition, leader_node)
-            broker_node = session.get(f"{BROKER_IDS}/{leader.node_id}")
-            broker = parse_broker(str(leader.node_id), broker_node) if broker_node is not None else None
+            broker_node = session.get(broker_path(leader.node_id))
+            broker = parse_broker(leader.node_id, broker_node) if broker_node is not None else None
             if broker is None:
                 raise NotFound(f"node {leader.node_id}, the leader of group partition {partition} of group "
                                f"{group!r}, is not registered in {BROKER_IDS}")
             return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, leader.epoch)
-        election = session.get(f"{COORDINATOR_PARTITIONS}/{partition}")
+        election = session.get(partition_path(partition))
         registered = registered_brokers(session) if election is None else {}
         if election is None and not registered:
             note = empty_chroot_note(session)
@@ -369,21 +342,19 @@ def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_
         [broker] = registered.values()
         return ZkCoordinator(broker.node_id, broker.host, broker.port, partition, None)
     raise Unreachable(f"group partition {partition} (of group {group!r}) has no leader "
-                      f"(election in progress or every node down{_last_election(election)})")
+                      f"(election in progress or every node down{_last_election(partition, election)})")
 
 
-def _last_election(node: Optional[Znode]) -> str:
+def _last_election(partition: int, node: Optional[Znode]) -> str:
     """The note `; last led by node N at epoch E` from the election record
     `/coordinators/partitions/<p>`; "" without a readable record."""
-    document = node.document if node is not None else None
-    if not isinstance(document, dict) or not isinstance(document.get("node_id"), int):
+    if node is None:
         return ""
-    epoch = document.get("epoch")
-    return f"; last led by node {document['node_id']}" + (f" at epoch {epoch}" if isinstance(epoch, int) else "")
-
-
-def leader_path(partition: int) -> str:
-    return f"{COORDINATOR_PARTITIONS}/{partition}/leader"
+    try:
+        election = PartitionElection.decode(partition, node.data)
+    except LayoutError:
+        return ""
+    return f"; last led by node {election.node_id} at epoch {election.epoch}"
 
 
 def group_partitions(session: ZkSession) -> int:
@@ -392,42 +363,33 @@ def group_partitions(session: ZkSession) -> int:
     node = session.get(COORDINATORS_CONFIG)
     if node is None:
         return DEFAULT_GROUP_PARTITIONS
-    document = node.document
-    count = document.get("group_partitions") if isinstance(document, dict) else None
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GROUP_PARTITIONS:
-        raise OpsError(f"{COORDINATORS_CONFIG} does not hold a group partition count "
-                       f"(\"group_partitions\": 1-{MAX_GROUP_PARTITIONS})")
-    return count
+    try:
+        return ClusterConfig.decode(node.data).group_partitions
+    except LayoutError as exc:
+        raise OpsError(str(exc)) from None
 
 
 def parse_leader(partition: int, node: Znode) -> PartitionLeader:
-    """The leader znode of `partition` ({"node_id", "epoch"}); OpsError when malformed."""
-    document = node.document
-    node_id = document.get("node_id") if isinstance(document, dict) else None
-    epoch = document.get("epoch") if isinstance(document, dict) else None
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (node_id, epoch)):
-        raise OpsError(f"{node.path} does not hold a partition leader ({{\"node_id\", \"epoch\"}})")
-    return PartitionLeader(partition, node_id, epoch)
+    """The leader znode of `partition`; OpsError when malformed."""
+    try:
+        return PartitionLeader.decode(partition, node.data)
+    except LayoutError as exc:
+        raise OpsError(str(exc)) from None
 
 
 def registered_brokers(session: ZkSession) -> dict[int, BrokerRegistration]:
     """Every live node by id (malformed registrations are left out)."""
-    components = [c for c in session.children(BROKER_IDS) or [] if c.isdigit()]
-    nodes = session.get_many([f"{BROKER_IDS}/{c}" for c in components])
-    brokers = (parse_broker(c, node) for c, node in zip(components, nodes) if node is not None)
+    ids = [node_id for node_id in map(node_id_of, session.children(BROKER_IDS) or []) if node_id is not None]
+    nodes = session.get_many([f"{BROKER_IDS}/{node_id}" for node_id in ids])
+    brokers = (parse_broker(node_id, node) for node_id, node in zip(ids, nodes) if node is not None)
     return {broker.node_id: broker for broker in brokers if broker is not None}
 
 
-def parse_broker(component: str, node: Znode) -> Optional[BrokerRegistration]:
-    """The registration at `/brokers/ids/<component>`; None when it is malformed."""
-    document = node.document
-    if not component.isdigit() or not isinstance(document, dict) or not isinstance(document.get("host"), str):
-        return None
-    started = document.get("started_at_ms")
+def parse_broker(node_id: int, node: Znode) -> Optional[BrokerRegistration]:
+    """The registration at `/brokers/ids/<node_id>`; None when it is malformed."""
     try:
-        return BrokerRegistration(node_id=int(component), host=document["host"], port=int(document["port"]),
-                                  started_at_ms=started if isinstance(started, int) else None)
-    except (KeyError, TypeError, ValueError):
+        return BrokerRegistration.decode(node_id, node.data)
+    except LayoutError:
         return None
 
 
@@ -436,8 +398,8 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
     """Ask the group's coordinator for a rebalance through ZooKeeper; True when a request was
     already pending (its reason and time are then replaced). NotFound for a group without a
     document; Refused for a group without members (there is nothing to rebalance)."""
-    request = json.dumps({"requested_at_ms": now_ms, "reason": reason}, separators=(",", ":")).encode()
-    path = f"{REBALANCE_REQUESTS}/{encode_name(group)}"
+    request = RebalanceRequest(requested_at_ms=now_ms, reason=reason).encode()
+    path = rebalance_request_path(group)
     with ZkSession(connect, timeout_s=timeout_s) as session:
         node = session.get(group_path(group))
         if node is None:

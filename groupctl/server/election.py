@@ -51,13 +51,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Optional
 
-from groupctl.coordinator.placement import MAX_GROUP_PARTITIONS, group_partition, partition_ranges
+from groupctl.coordinator.placement import group_partition, partition_ranges
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
@@ -71,26 +70,24 @@ from groupctl.store.base import (
     SetData,
     StoreError,
 )
-from groupctl.store.persist import BROKER_IDS, encode_document
+from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
+from groupctl.layout.paths import (
+    BROKER_IDS,
+    COORDINATOR_PARTITIONS,
+    COORDINATORS,
+    COORDINATORS_CONFIG,
+    leader_path,
+    partition_path,
+)
 
 log = logging.getLogger("groupctl.election")
 
-COORDINATORS = "/coordinators"
-CONFIG = "/coordinators/config"
-PARTITIONS = "/coordinators/partitions"
 CLAIM_GRACE_S = 2.0
 TICK_S = 0.2
 RETRY_S = 0.5  # a failed claim or release is tried again after this
 MAX_HANDBACK_DELAY_S = 600.0
-LAYOUT_VERSION = 1
-
-
-def partition_path(partition: int) -> str:
-    return f"{PARTITIONS}/{partition}"
-
-
-def leader_path(partition: int) -> str:
-    return f"{PARTITIONS}/{partition}/leader"
 
 
 def preferred_node(partition: int, live: list[int] | set[int]) -> Optional[int]:
@@ -99,6 +96,18 @@ def preferred_node(partition: int, live: list[int] | set[int]) -> Optional[int]:
         return hashlib.blake2b(f"{partition}:{node_id}".encode(), digest_size=8).digest()
 
     return max(live, key=weight, default=None)
+
+
+def _decoded(codec, partition: int, node: Optional[Node]):
+    """The document `codec` decodes from `node` (None: no node, or a malformed one, which the
+    election treats as absent: a claim overwrites it)."""
+    if node is None:
+        return None
+    try:
+        return codec.decode(partition, node.data)
+    except LayoutError as exc:
+        log.warning("ignoring a malformed election znode: %s", exc)
+        return None
 
 
 class NotLeader(StoreError):
@@ -110,13 +119,6 @@ class Leadership:
     node_id: int
     epoch: int
 
-
-def _decode(data: bytes) -> Optional[dict]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class Election:
@@ -135,7 +137,7 @@ class Election:
         self.store = store
         self.node_id = node_id
         self.partitions = partitions
-        self.brokers: dict[int, dict] = {}  # live node id -> its registration document
+        self.brokers: dict[int, Optional[BrokerRegistration]] = {}  # live node id -> its registration (None: unread)
         self.leaders: dict[int, Leadership] = {}  # partition -> its leader, per the leader znodes
         self._session_timeout_s = session_timeout_s
         self._handback_delay_s = handback_delay_s
@@ -165,7 +167,7 @@ class Election:
 
     async def start(self) -> None:
         """Agree on the partition count, then watch the live nodes and every partition's leader."""
-        for path in (COORDINATORS, PARTITIONS):
+        for path in (COORDINATORS, COORDINATOR_PARTITIONS):
             try:
                 await self.store.create(path, make_parents=True)
             except NodeExists:
@@ -185,19 +187,19 @@ class Election:
         self._schedule_tick()
 
     async def _agree_on_partitions(self) -> int:
-        document = {"version": LAYOUT_VERSION, "group_partitions": self.partitions}
         try:
-            await self.store.create(CONFIG, encode_document(document))
+            await self.store.create(COORDINATORS_CONFIG, ClusterConfig(self.partitions).encode())
             return self.partitions
         except NodeExists:
             pass
-        node = await self.store.get(CONFIG)
-        stored = _decode(node.data).get("group_partitions") if node is not None and _decode(node.data) else None
-        if not isinstance(stored, int) or not 1 <= stored <= MAX_GROUP_PARTITIONS:
-            raise StoreError(f"{CONFIG}: no valid group_partitions in {node.data if node else None!r}")
+        node = await self.store.get(COORDINATORS_CONFIG)
+        try:
+            stored = ClusterConfig.decode(node.data if node is not None else None).group_partitions
+        except LayoutError as exc:
+            raise StoreError(str(exc)) from None
         if stored != self.partitions:
             log.warning("the cluster has %d group partitions (%s); ignoring --group-partitions %d",
-                        stored, CONFIG, self.partitions)
+                        stored, COORDINATORS_CONFIG, self.partitions)
         return stored
 
     async def close(self) -> None:
@@ -247,23 +249,27 @@ class Election:
             self._broker_watches.pop(gone)()
         for new in ids - set(self.brokers):
             self._live_since.setdefault(new, now)
-            self.brokers[new] = {}
+            self.brokers[new] = None
             self._broker_watches[new] = self.store.watch(
                 f"{BROKER_IDS}/{new}", lambda node, node_id=new: self._on_broker(node_id, node))
         self._poke()
 
     def _on_broker(self, node_id: int, node: Optional[Node]) -> None:
         if node is not None and node_id in self.brokers:
-            self.brokers[node_id] = _decode(node.data) or {}
+            try:
+                self.brokers[node_id] = BrokerRegistration.decode(node_id, node.data)
+            except LayoutError as exc:
+                log.warning("ignoring a malformed registration: %s", exc)
+                self.brokers[node_id] = None
 
     def _on_leader(self, partition: int, node: Optional[Node]) -> None:
         self._unprimed.discard(partition)
-        document = _decode(node.data) if node is not None else None
-        if document is None or not isinstance(document.get("node_id"), int):
+        leader = _decoded(PartitionLeader, partition, node)
+        if leader is None:
             self.leaders.pop(partition, None)
             self._unled_since.setdefault(partition, time.monotonic())
         else:
-            self.leaders[partition] = Leadership(document["node_id"], int(document.get("epoch", 0)))
+            self.leaders[partition] = Leadership(leader.node_id, leader.epoch)
             self._unled_since.pop(partition, None)
         held = self._fences.get(partition)
         leader = self.leaders.get(partition)
@@ -343,10 +349,10 @@ class Election:
         held = {}
         for partition in partitions:
             current = await self.store.get(partition_path(partition))
-            document = _decode(current.data) if current is not None else None
+            election = _decoded(PartitionElection, partition, current)
             leader = self.leaders.get(partition)
-            if (document is not None and leader is not None and document.get("node_id") == self.node_id
-                    and document.get("epoch") == leader.epoch and partition not in self._fences):
+            if (election is not None and leader is not None and election.node_id == self.node_id
+                    and election.epoch == leader.epoch and partition not in self._fences):
                 held[partition] = (current.version, leader.epoch)
         if held:
             log.info("releasing group partition(s) %s that name this node without its leadership",
@@ -455,11 +461,10 @@ class Election:
     async def _claim_one(self, partition: int) -> tuple[int, int]:
         """Win the partition or raise: (the partition znode's new version, the new epoch)."""
         current = await self.store.get(partition_path(partition))
-        previous = _decode(current.data) if current is not None else None
-        epoch = int((previous or {}).get("epoch", 0)) + 1
-        record = encode_document({"version": LAYOUT_VERSION, "epoch": epoch, "node_id": self.node_id,
-                                  "elected_at_ms": self._now_ms()})
-        leader = encode_document({"node_id": self.node_id, "epoch": epoch})
+        previous = _decoded(PartitionElection, partition, current)
+        epoch = (previous.epoch if previous is not None else 0) + 1
+        record = PartitionElection(epoch=epoch, node_id=self.node_id, elected_at_ms=self._now_ms()).encode()
+        leader = PartitionLeader(node_id=self.node_id, epoch=epoch).encode()
         first: Op = (Create(partition_path(partition), record) if current is None
                      else SetData(partition_path(partition), record, current.version))
         versions = await self.store.transaction([first, Create(leader_path(partition), leader, ephemeral=True)])

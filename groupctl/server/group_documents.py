@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from groupctl.coordinator.records import GroupMetadataRecord, GroupTombstone, Record
 from groupctl.store.base import MetadataStore
-from groupctl.store.persist import decode_document, group_path
+from groupctl.layout.paths import group_path
+from groupctl.store.persist import decode_document
 
 
 def generation_of(document: Any) -> int:

@@ -23,18 +23,18 @@ Deliberate difference from Apache Kafka, which has no such API.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Awaitable, Callable, Optional
 
 from groupctl.coordinator.classic.messages import TriggerRebalanceResult
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.paths import REBALANCE_REQUESTS, decode_name
+from groupctl.layout.rebalance_requests import RebalanceRequest
 from groupctl.store.base import BadVersion, MetadataStore, NodeExists, NoNode
-from groupctl.store.persist import decode_name
 
 log = logging.getLogger("groupctl.rebalance_requests")
 
-REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
 MAX_ATTEMPTS = 10
 """How often one request is served again because it was rewritten while being served."""
 
@@ -42,14 +42,12 @@ Trigger = Callable[[str, Optional[str]], Awaitable[TriggerRebalanceResult]]
 """`trigger(group, reason)`: start the group's rebalance (the runtime's core call)."""
 
 
-def request_reason(data: bytes) -> Optional[str]:
-    """The operator's reason in a request znode's data, if it carries one."""
+def request_reason(group: str, data: bytes) -> Optional[str]:
+    """The operator's reason in a request znode's data, if it carries a readable one."""
     try:
-        document = json.loads(data)
-    except ValueError:
+        return RebalanceRequest.decode(group, data).reason
+    except LayoutError:
         return None
-    reason = document.get("reason") if isinstance(document, dict) else None
-    return reason if isinstance(reason, str) and reason else None
 
 
 class RebalanceRequests:
@@ -103,7 +101,7 @@ class RebalanceRequests:
                 node = await self._store.get(path)
                 if node is None:
                     return
-                reason = request_reason(node.data)
+                reason = request_reason(group, node.data)
                 result = await self._trigger(group, reason)
                 if result.error in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
                     return  # the group moved (or is loading): its coordinator serves the request

@@ -168,8 +168,8 @@ class Node:
 
     def live_brokers(self) -> dict[int, tuple[str, int]]:
         """Live node id -> advertised (host, port), per `/brokers/ids` (this node always)."""
-        brokers = {node_id: (doc["host"], doc["port"]) for node_id, doc in self.election.brokers.items()
-                   if isinstance(doc.get("host"), str) and isinstance(doc.get("port"), int)}
+        brokers = {node_id: (registration.host, registration.port)
+                   for node_id, registration in self.election.brokers.items() if registration is not None}
         brokers[self.config.node_id] = self.advertised()
         return brokers
 

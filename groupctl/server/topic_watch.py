@@ -33,7 +33,7 @@ from typing import Callable, Optional
 from groupctl.coordinator.records import TopicRecord
 from groupctl.server.topics import topic_name_error
 from groupctl.store.base import MetadataStore, Node, NodeExists
-from groupctl.store.persist import TOPICS, decode_name
+from groupctl.layout.paths import TOPICS, decode_name
 
 log = logging.getLogger("groupctl.topic_watch")
 

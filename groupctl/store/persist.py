@@ -1,6 +1,6 @@
 """Records <-> store paths (docs/zookeeper-layout.md): how hard state is written and read back.
 
-Layout (every name component is `encode_name(...)`, see below):
+Layout (every name component is `groupctl.layout.paths.encode_name(...)`):
 ```
 /brokers/ids/<node-id>            ephemeral {"host","port","node_id","started_at_ms"}
 /brokers/topics/<topic>           TopicRecord.document()
@@ -40,11 +40,6 @@ Invariants:
 - `load_records` returns records in replay order: all topics, then per group its
   GroupMetadataRecord followed by its OffsetCommitRecords (sorted by topic, partition).
 
-Names: Kafka group ids may contain '/' and other characters a znode name cannot hold, so
-components are percent-encoded (`urllib.parse.quote(name, safe="")`; ordinary names such as
-`orders-v2.eu_1` are unchanged). "", "." and ".." cannot be znode names and are stored as
-"%", "%2E" and "%2E%2E".
-
 Deliberate difference from Apache Kafka: offsets and group metadata live in ZooKeeper documents
 (as in the seed design), not in the `__consumer_offsets` topic.
 """
@@ -54,10 +49,8 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import Any, Callable, Iterable, Optional
-from urllib.parse import quote, unquote
 
 from groupctl.coordinator.records import (
     GroupMetadataRecord,
@@ -68,12 +61,21 @@ from groupctl.coordinator.records import (
     TopicRecord,
     TopicTombstone,
 )
+from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.codec import encode as encode_json
+from groupctl.layout.paths import (
+    BROKER_IDS,
+    GROUPS,
+    TOPICS,
+    broker_path,
+    decode_name,
+    group_path,
+    offset_topic_path,
+    offsets_path,
+    topic_path,
+)
 from groupctl.store.base import Create, Delete, MetadataStore, NodeExists, NoNode, Op, SetData, StoreError
 
-GROUPS = "/groups"
-TOPICS = "/brokers/topics"
-BROKER_IDS = "/brokers/ids"
-OFFSETS = "offsets"
 DOCUMENT_VERSION = 1
 MAX_COALESCED_RECORDS = 1000
 """Calls beyond the first join a transaction only while it stays under this many records, which
@@ -90,44 +92,6 @@ _LOAD_CONCURRENCY = 64
 
 class CorruptDocument(StoreError):
     """A stored document that is not what this layout writes."""
-
-
-_SPECIAL = {"": "%", ".": "%2E", "..": "%2E%2E"}
-_SPECIAL_BACK = {v: k for k, v in _SPECIAL.items()}
-
-
-@lru_cache(maxsize=1 << 14)
-def encode_name(name: str) -> str:
-    """A group or topic name as one znode name component."""
-    return _SPECIAL.get(name) or quote(name, safe="")
-
-
-def decode_name(component: str) -> str:
-    return _SPECIAL_BACK[component] if component in _SPECIAL_BACK else unquote(component)
-
-
-def group_path(group: str) -> str:
-    return f"{GROUPS}/{encode_name(group)}"
-
-
-def offsets_path(group: str) -> str:
-    return f"{group_path(group)}/{OFFSETS}"
-
-
-def offset_topic_path(group: str, topic: str) -> str:
-    return f"{offsets_path(group)}/{encode_name(topic)}"
-
-
-def topic_path(topic: str) -> str:
-    return f"{TOPICS}/{encode_name(topic)}"
-
-
-def broker_path(node_id: int) -> str:
-    return f"{BROKER_IDS}/{node_id}"
-
-
-def encode_document(document: Any) -> bytes:
-    return json.dumps(document, separators=(",", ":")).encode()
 
 
 def decode_document(path: str, data: bytes) -> Any:
@@ -157,8 +121,8 @@ def empty_group_document(group: str, node_id: int, now_ms: int) -> dict[str, Any
 async def register_broker(store: MetadataStore, node_id: int, host: str, port: int, now_ms: int) -> None:
     """Create this node's ephemeral `/brokers/ids/<id>`. NodeExists when a live session (another
     process, or this node's previous session not yet expired) still holds it."""
-    document = {"host": host, "port": port, "node_id": node_id, "started_at_ms": now_ms}
-    await store.create(broker_path(node_id), encode_document(document), ephemeral=True, make_parents=True)
+    registration = BrokerRegistration(node_id=node_id, host=host, port=port, started_at_ms=now_ms)
+    await store.create(broker_path(node_id), registration.encode(), ephemeral=True, make_parents=True)
 
 
 _ENTRY = '"%s":{"offset":%d,"leader_epoch":%d,"metadata":%s,"commit_timestamp_ms":%d}'
@@ -166,7 +130,7 @@ _ENTRY = '"%s":{"offset":%d,"leader_epoch":%d,"metadata":%s,"commit_timestamp_ms
 
 def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
     """`"<partition>":<entry>` exactly as `encode_document` writes it inside the document."""
-    return (encode_basestring_ascii(partition) + ":").encode() + encode_document(entry)
+    return (encode_basestring_ascii(partition) + ":").encode() + encode_json(entry)
 
 
 class OffsetsDocument:
@@ -444,7 +408,7 @@ class _Batch:
             elif isinstance(value, OffsetsDocument):
                 data = value.encode()
             else:
-                data = encode_document(value)
+                data = encode_json(value)
             if path in self._cache:
                 if path not in self.structural:
                     writes.append(SetData(path, data, self._cache[path].version))

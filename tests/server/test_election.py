@@ -16,11 +16,13 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.records import OffsetCommitRecord
 from groupctl.server import election
-from groupctl.server.election import leader_path, partition_path, preferred_node
+from groupctl.layout.paths import leader_path, partition_path
+from groupctl.server.election import preferred_node
 from groupctl.server.runtime import Node
 from groupctl.server.topics import TopicError
 from groupctl.store.base import BadVersion, CheckVersion
-from groupctl.store.persist import RecordWriter, offset_topic_path
+from groupctl.layout.paths import offset_topic_path
+from groupctl.store.persist import RecordWriter
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.wire import connect, decode_response, read_frame

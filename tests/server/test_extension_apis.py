@@ -17,8 +17,7 @@ from kazoo.client import KazooClient
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.extensions import GroupctlDescribeGroupRequest, GroupctlTriggerRebalanceRequest
-from groupctl.server.rebalance_requests import REBALANCE_REQUESTS
-from groupctl.store.persist import encode_name, group_path
+from groupctl.layout.paths import REBALANCE_REQUESTS, encode_name, group_path
 from tests.support.consumers import ConsumerProcess, wait_until
 from tests.support.wire import connect, decode_response, roundtrip
 

@@ -17,7 +17,8 @@ from kazoo.client import KazooClient
 
 from groupctl.ops import rebalance
 from groupctl.errors import NotFound, Refused, Timeout, Unreachable
-from groupctl.ops.zk import REBALANCE_REQUESTS, zk_show
+from groupctl.layout.paths import REBALANCE_REQUESTS
+from groupctl.ops.zk import zk_show
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import ConsumerProcess, wait_until
 
@@ -197,8 +198,3 @@ def _stable(zk_connect):
         return None
     return shown.document if shown.document["state"] == "Stable" else None
 
-
-def test_the_request_znode_path_is_the_one_the_coordinator_watches():
-    from groupctl.server.rebalance_requests import REBALANCE_REQUESTS as SERVED
-
-    assert REBALANCE_REQUESTS == SERVED

@@ -16,7 +16,7 @@ from groupctl.ops.cluster import cluster_status
 from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.client.zookeeper import GET_WINDOW
 from groupctl.ops.zk import coordinator_from_zk
-from groupctl.store.persist import encode_name
+from groupctl.layout.paths import encode_name
 from tests.support.cluster_layout import cluster_layout, group_on
 from tests.support.zookeeper import free_port
 
@@ -121,7 +121,7 @@ def test_a_malformed_partition_count_is_reported_not_guessed(layout, zk_connect,
     layout.register(0, 9092)
     layout.config(count)
 
-    with pytest.raises(OpsError, match="/coordinators/config does not hold a group partition count"):
+    with pytest.raises(OpsError, match='/coordinators/config: "group_partitions" must be'):
         coordinator_from_zk(zk_connect, "orders")
 
 

@@ -14,18 +14,12 @@ import pytest
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
-from groupctl.ops import rebalance
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable
-from groupctl.ops.zk import (
-    REBALANCE_REQUESTS,
-    watch_documents,
-    zk_get,
-    zk_ls,
-    zk_show,
-    zk_tree,
-    zk_watch,
-)
-from groupctl.store.persist import RecordWriter, encode_document, group_path
+from groupctl.layout.codec import encode as encode_document
+from groupctl.layout.paths import REBALANCE_REQUESTS, group_path
+from groupctl.ops import rebalance
+from groupctl.ops.zk import watch_documents, zk_get, zk_ls, zk_show, zk_tree, zk_watch
+from groupctl.store.persist import RecordWriter
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
 from tests.support.zookeeper import free_port
 

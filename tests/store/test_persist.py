@@ -18,18 +18,8 @@ from groupctl.coordinator.records import (
     TopicTombstone,
 )
 from groupctl.store.base import BadVersion, NodeExists
-from groupctl.store.persist import (
-    RecordWriter,
-    decode_name,
-    empty_group_document,
-    encode_name,
-    group_path,
-    load_records,
-    offset_topic_path,
-    offsets_path,
-    register_broker,
-    topic_path,
-)
+from groupctl.layout.paths import decode_name, encode_name, group_path, offset_topic_path, offsets_path, topic_path
+from groupctl.store.persist import RecordWriter, empty_group_document, load_records, register_broker
 
 NODE_ID = 3
 

@@ -9,7 +9,7 @@ import logging
 
 from groupctl.coordinator.records import TopicRecord
 from groupctl.server.topic_watch import TopicWatch, decode_topic
-from groupctl.store.persist import TOPICS, encode_name
+from groupctl.layout.paths import TOPICS, encode_name
 
 EVENT_TIMEOUT_S = 10.0
 

@@ -11,13 +11,9 @@ from hypothesis import strategies as st
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
 from groupctl.store.base import BadVersion
-from groupctl.store.persist import (
-    MAX_COALESCED_RECORDS,
-    OffsetsDocument,
-    encode_document,
-    group_path,
-    load_records,
-)
+from groupctl.layout.codec import encode as encode_document
+from groupctl.layout.paths import group_path
+from groupctl.store.persist import MAX_COALESCED_RECORDS, OffsetsDocument, load_records
 from tests.store.test_persist import commit, group_document, writer_on
 
 

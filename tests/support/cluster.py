@@ -32,7 +32,7 @@ from kazoo.recipe.watchers import DataWatch
 
 from groupctl.coordinator.placement import group_partition
 from groupctl.server.election import preferred_node
-from groupctl.store.persist import encode_name
+from groupctl.layout.paths import encode_name
 from groupctl.store.zookeeper import split_connect
 from tests.support.consumers import wait_until
 from tests.support.coordinator import CoordinatorProcess

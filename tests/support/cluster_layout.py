@@ -11,7 +11,7 @@ from typing import Iterator
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.placement import group_partition
-from groupctl.store.persist import encode_name
+from groupctl.layout.paths import encode_name
 from groupctl.store.zookeeper import split_connect
 
 

@@ -37,7 +37,7 @@ from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext
 from groupctl.store.base import StoreError
-from groupctl.store.persist import encode_document
+from groupctl.layout.codec import encode as encode_document
 
 MAX_WAIT_MS = 30_000
 

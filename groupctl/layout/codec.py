@@ -1,0 +1,66 @@
+"""The JSON every stored document is made of, and the one error a malformed one raises."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+_MISSING = object()
+
+
+class LayoutError(ValueError):
+    """A stored document that is not what its format says; the message starts with its path."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+
+
+def encode(document: Any) -> bytes:
+    """Compact JSON, as every stored document is written."""
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def decode_object(path: str, data: Optional[bytes]) -> dict[str, Any]:
+    """The JSON object stored at `path`."""
+    try:
+        document = json.loads(data or b"")
+    except ValueError as exc:
+        raise LayoutError(path, f"not JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise LayoutError(path, f"not a JSON object but {type(document).__name__}")
+    return document
+
+
+def check_version(path: str, document: dict[str, Any], newest: int) -> int:
+    """The document's `version` (1 when absent); LayoutError when it is newer than `newest`."""
+    version = document.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise LayoutError(path, f"version {version!r} is not a positive integer")
+    if version > newest:
+        raise LayoutError(path, f"version {version} is newer than this groupctl reads (up to {newest}); "
+                                "upgrade groupctl")
+    return version
+
+
+def integer(path: str, document: dict[str, Any], name: str, *, default: Any = _MISSING,
+            minimum: Optional[int] = None, maximum: Optional[int] = None) -> Any:
+    """The int field `name` (not a bool), within [minimum, maximum]; `default` when absent or null."""
+    value = document.get(name)
+    if value is None and default is not _MISSING:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LayoutError(path, f'"{name}" must be an integer, not {value!r}')
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise LayoutError(path, f'"{name}" must be within {minimum}..{maximum}, not {value}')
+    return value
+
+
+def text(path: str, document: dict[str, Any], name: str, *, default: Any = _MISSING) -> Any:
+    """The string field `name`; `default` when absent or null."""
+    value = document.get(name)
+    if value is None and default is not _MISSING:
+        return default
+    if not isinstance(value, str):
+        raise LayoutError(path, f'"{name}" must be a string, not {value!r}')
+    return value

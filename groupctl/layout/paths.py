@@ -1,0 +1,85 @@
+"""Where each stored document lives (docs/zookeeper-layout.md), under the connect string's chroot.
+
+Names: Kafka group ids may contain '/' and other characters a znode name cannot hold, so group
+and topic components are percent-encoded (`urllib.parse.quote(name, safe="")`; ordinary names
+such as `orders-v2.eu_1` are unchanged). "", "." and ".." cannot be znode names and are stored
+as "%", "%2E" and "%2E%2E". Legacy Kafka 0.8 paths (`/consumers/<group>`) hold the raw name, as
+Kafka 0.8 wrote them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+from urllib.parse import quote, unquote
+
+GROUPS = "/groups"
+"""`/groups/<group>`: the group document; `/groups/<group>/offsets/<topic>`: its offsets."""
+OFFSETS = "offsets"
+TOPICS = "/brokers/topics"
+"""`/brokers/topics/<topic>`: the topic document."""
+BROKER_IDS = "/brokers/ids"
+"""`/brokers/ids/<node-id>`: a live node's ephemeral registration."""
+COORDINATORS = "/coordinators"
+COORDINATORS_CONFIG = "/coordinators/config"
+"""The cluster's configuration, written once by its first node."""
+COORDINATOR_PARTITIONS = "/coordinators/partitions"
+"""`/coordinators/partitions/<p>`: the last election of group partition p; its ephemeral child
+`leader` exists while the elected node leads p."""
+REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
+"""`/coordinators/rebalance-requests/<group>`: created by `groupctl rebalance trigger --zk`,
+deleted by the group's coordinator once it has started the rebalance."""
+LEGACY_CONSUMERS = "/consumers"
+"""Kafka 0.8's `/consumers/<group>/{ids,owners,offsets}`, read by the tools only."""
+
+_SPECIAL = {"": "%", ".": "%2E", "..": "%2E%2E"}
+_SPECIAL_BACK = {v: k for k, v in _SPECIAL.items()}
+
+
+@lru_cache(maxsize=1 << 14)
+def encode_name(name: str) -> str:
+    """A group or topic name as one znode name component."""
+    return _SPECIAL.get(name) or quote(name, safe="")
+
+
+def decode_name(component: str) -> str:
+    return _SPECIAL_BACK[component] if component in _SPECIAL_BACK else unquote(component)
+
+
+def group_path(group: str) -> str:
+    return f"{GROUPS}/{encode_name(group)}"
+
+
+def offsets_path(group: str) -> str:
+    return f"{group_path(group)}/{OFFSETS}"
+
+
+def offset_topic_path(group: str, topic: str) -> str:
+    return f"{offsets_path(group)}/{encode_name(topic)}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{encode_name(topic)}"
+
+
+def broker_path(node_id: int) -> str:
+    return f"{BROKER_IDS}/{node_id}"
+
+
+def partition_path(partition: int) -> str:
+    return f"{COORDINATOR_PARTITIONS}/{partition}"
+
+
+def leader_path(partition: int) -> str:
+    return f"{COORDINATOR_PARTITIONS}/{partition}/leader"
+
+
+def rebalance_request_path(group: str) -> str:
+    return f"{REBALANCE_REQUESTS}/{encode_name(group)}"
+
+
+def legacy_group_path(group: str) -> Optional[str]:
+    """`/consumers/<group>` as Kafka 0.8 named it; None for names 0.8 could not have stored."""
+    if group in ("", ".", "..") or "/" in group or "\0" in group:
+        return None
+    return f"{LEGACY_CONSUMERS}/{group}"
