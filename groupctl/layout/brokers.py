@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from groupctl.layout.codec import check_version, decode_object, encode, integer, text
+from groupctl.layout.codec import encode, integer, read, text
 from groupctl.layout.paths import broker_path
 
 VERSION = 1
@@ -28,8 +28,7 @@ class BrokerRegistration:
     @classmethod
     def decode(cls, node_id: int, data: Optional[bytes]) -> "BrokerRegistration":
         path = broker_path(node_id)
-        document = decode_object(path, data)
-        check_version(path, document, VERSION)
+        document = read(path, data, VERSION)
         return cls(node_id=node_id, host=text(path, document, "host"),
                    port=integer(path, document, "port", minimum=0, maximum=65535),
                    started_at_ms=integer(path, document, "started_at_ms", default=None))

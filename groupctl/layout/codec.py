@@ -32,6 +32,13 @@ def decode_object(path: str, data: Optional[bytes]) -> dict[str, Any]:
     return document
 
 
+def read(path: str, data: Optional[bytes], newest: int) -> dict[str, Any]:
+    """The JSON object stored at `path`, of a version up to `newest` (`check_version`)."""
+    document = decode_object(path, data)
+    check_version(path, document, newest)
+    return document
+
+
 def check_version(path: str, document: dict[str, Any], newest: int) -> int:
     """The document's `version` (1 when absent); LayoutError when it is newer than `newest`."""
     version = document.get("version", 1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from groupctl.layout.codec import check_version, decode_object, encode, integer
+from groupctl.layout.codec import encode, integer, read
 from groupctl.layout.paths import COORDINATORS_CONFIG, leader_path, partition_path
 
 VERSION = 1
@@ -30,8 +30,7 @@ class ClusterConfig:
 
     @classmethod
     def decode(cls, data: Optional[bytes]) -> "ClusterConfig":
-        document = decode_object(COORDINATORS_CONFIG, data)
-        check_version(COORDINATORS_CONFIG, document, VERSION)
+        document = read(COORDINATORS_CONFIG, data, VERSION)
         return cls(integer(COORDINATORS_CONFIG, document, "group_partitions", minimum=1, maximum=MAX_GROUP_PARTITIONS))
 
 
@@ -50,8 +49,7 @@ class PartitionElection:
     @classmethod
     def decode(cls, partition: int, data: Optional[bytes]) -> "PartitionElection":
         path = partition_path(partition)
-        document = decode_object(path, data)
-        check_version(path, document, VERSION)
+        document = read(path, data, VERSION)
         return cls(epoch=integer(path, document, "epoch", minimum=0), node_id=integer(path, document, "node_id"),
                    elected_at_ms=integer(path, document, "elected_at_ms", default=None))
 
@@ -69,6 +67,5 @@ class PartitionLeader:
     @classmethod
     def decode(cls, partition: int, data: Optional[bytes]) -> "PartitionLeader":
         path = leader_path(partition)
-        document = decode_object(path, data)
-        check_version(path, document, VERSION)
+        document = read(path, data, VERSION)
         return cls(node_id=integer(path, document, "node_id"), epoch=integer(path, document, "epoch"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from groupctl.layout.codec import check_version, decode_object, encode, integer, text
+from groupctl.layout.codec import encode, integer, read, text
 from groupctl.layout.paths import rebalance_request_path
 
 VERSION = 1
@@ -25,7 +25,6 @@ class RebalanceRequest:
     @classmethod
     def decode(cls, group: str, data: Optional[bytes]) -> "RebalanceRequest":
         path = rebalance_request_path(group)
-        document = decode_object(path, data)
-        check_version(path, document, VERSION)
+        document = read(path, data, VERSION)
         return cls(requested_at_ms=integer(path, document, "requested_at_ms", default=None),
                    reason=text(path, document, "reason", default=None) or None)
