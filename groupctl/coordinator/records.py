@@ -63,20 +63,6 @@ class TopicRecord:
     topic_id: str
     replicas: dict[int, list[int]]
 
-    def document(self) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "topic_id": self.topic_id,
-            "partitions": {str(p): list(nodes) for p, nodes in sorted(self.replicas.items())},
-        }
-
-    @classmethod
-    def from_document(cls, name: str, doc: dict[str, Any]) -> "TopicRecord":
-        return cls(
-            name=name,
-            topic_id=doc["topic_id"],
-            replicas={int(p): list(nodes) for p, nodes in doc["partitions"].items()},
-        )
 
 
 @dataclass(frozen=True)

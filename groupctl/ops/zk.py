@@ -55,6 +55,7 @@ from groupctl.ops.documents import document_generation, parse_group_document
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
+from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.paths import (
     BROKER_IDS,
     COORDINATORS_CONFIG,
@@ -261,10 +262,10 @@ def _groupctl_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
         topic_node = session.get(f"{offsets_path(group)}/{component}")
         if topic_node is None:
             continue  # deleted since listed
-        stored = _decode_json(topic_node)
-        partitions = stored.get("partitions") if isinstance(stored, dict) else None
-        if not isinstance(partitions, dict):
-            raise OpsError(f"{topic_node.path} does not hold an offsets document")
+        try:
+            partitions = OffsetsDocument.decode(topic_node.path, topic_node.data).partitions
+        except LayoutError as exc:
+            raise OpsError(str(exc)) from None
         offsets[decode_name(component)] = dict(sorted(partitions.items(), key=lambda kv: _partition_key(kv[0])))
     return ZkGroup(group, "groupctl", path, document, node.stat, offsets)
 

@@ -26,14 +26,15 @@ share directly.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Callable, Optional
 
 from groupctl.coordinator.records import TopicRecord
 from groupctl.server.topics import topic_name_error
 from groupctl.store.base import MetadataStore, Node, NodeExists
+from groupctl.layout.codec import LayoutError
 from groupctl.layout.paths import TOPICS, decode_name
+from groupctl.layout.topics import TopicDocument
 
 log = logging.getLogger("groupctl.topic_watch")
 
@@ -41,33 +42,10 @@ OnTopicChange = Callable[[str, Optional[TopicRecord]], None]
 """`on_change(name, record)`: the topic's new record, or None when it was deleted."""
 
 
-class CorruptTopic(ValueError):
-    """A topic znode whose data is not a topic document."""
-
-
 def decode_topic(name: str, data: bytes) -> TopicRecord:
-    """The TopicRecord stored as `data` for topic `name`; raises CorruptTopic saying why not."""
-    try:
-        document = json.loads(data)
-        record = TopicRecord.from_document(name, document)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise CorruptTopic(f"not a topic document ({type(exc).__name__}: {exc})") from None
-    _check(record)
-    return record
-
-
-def _check(record: TopicRecord) -> None:
-    if not isinstance(record.topic_id, str) or not record.topic_id:
-        raise CorruptTopic(f"topic_id {record.topic_id!r} is not a non-empty string")
-    if sorted(record.replicas) != list(range(len(record.replicas))) or not record.replicas:
-        raise CorruptTopic(f"partitions {sorted(record.replicas)} are not numbered 0..n-1")
-    lengths = set()
-    for p, nodes in record.replicas.items():
-        if not nodes or not all(isinstance(n, int) and not isinstance(n, bool) for n in nodes):
-            raise CorruptTopic(f"partition {p}: replicas {nodes!r} are not a non-empty list of node ids")
-        lengths.add(len(nodes))
-    if len(lengths) != 1:
-        raise CorruptTopic(f"partitions have different replica counts {sorted(lengths)}")
+    """The TopicRecord stored as `data` for topic `name`; LayoutError saying why not."""
+    document = TopicDocument.decode(name, data)
+    return TopicRecord(name=name, topic_id=document.topic_id, replicas=document.replicas)
 
 
 class TopicWatch:
@@ -140,7 +118,7 @@ class TopicWatch:
             return
         try:
             record = decode_topic(name, node.data)
-        except CorruptTopic as exc:
+        except LayoutError as exc:
             log.warning("skipping %s at version %d: %s", path, node.version, exc)
             return
         self._report(name, record)

@@ -2,17 +2,15 @@
 
 Layout (every name component is `groupctl.layout.paths.encode_name(...)`):
 ```
-/brokers/ids/<node-id>            ephemeral {"host","port","node_id","started_at_ms"}
-/brokers/topics/<topic>           TopicRecord.document()
+/brokers/ids/<node-id>            ephemeral groupctl.layout.brokers.BrokerRegistration
+/brokers/topics/<topic>           groupctl.layout.topics.TopicDocument
 /groups/<group>                   the group document (GroupMetadataRecord.document)
 /groups/<group>/offsets           structural, empty
-/groups/<group>/offsets/<topic>   {"version":1,"partitions":{"<p>":{"offset","leader_epoch",
-                                                                   "metadata","commit_timestamp_ms"}}}
+/groups/<group>/offsets/<topic>   groupctl.layout.offsets.OffsetsDocument
 ```
 One znode per (group, topic) keeps a commit request to one write per topic, and a group's
-offsets readable with one `children` plus one `get` per topic. The writer keeps each partition's
-entry of an offsets document encoded, so a commit re-encodes only the entries it changes; the
-bytes are exactly `json.dumps(document, separators=(",", ":"))`.
+offsets readable with one `children` plus one `get` per topic; an offsets document keeps each
+partition's entry encoded, so a commit re-encodes only the entries it changes.
 
 Invariants:
 - Every write is compare-and-set: a path is created when the writer knows it is absent and set
@@ -49,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii
 from typing import Any, Callable, Iterable, Optional
 
 from groupctl.coordinator.records import (
@@ -62,7 +59,10 @@ from groupctl.coordinator.records import (
     TopicTombstone,
 )
 from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.codec import LayoutError
 from groupctl.layout.codec import encode as encode_json
+from groupctl.layout.offsets import OffsetsDocument
+from groupctl.layout.topics import TopicDocument
 from groupctl.layout.paths import (
     BROKER_IDS,
     GROUPS,
@@ -125,75 +125,6 @@ async def register_broker(store: MetadataStore, node_id: int, host: str, port: i
     await store.create(broker_path(node_id), registration.encode(), ephemeral=True, make_parents=True)
 
 
-_ENTRY = '"%s":{"offset":%d,"leader_epoch":%d,"metadata":%s,"commit_timestamp_ms":%d}'
-
-
-def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
-    """`"<partition>":<entry>` exactly as `encode_document` writes it inside the document."""
-    return (encode_basestring_ascii(partition) + ":").encode() + encode_json(entry)
-
-
-class OffsetsDocument:
-    """The committed offsets of one (group, topic): `{"version": 1, "partitions": {...}}`.
-
-    Its content never changes once built (the writer's cache and a batch may share one): a
-    change makes a new document. Each partition's entry is encoded once (`encode()` memoizes the
-    entries loaded from the store), and a new document reuses the encoded entries of the
-    partitions the change left alone.
-    """
-
-    __slots__ = ("partitions", "_encoded")
-
-    def __init__(self, partitions: dict[str, dict[str, Any]],
-                 encoded: Optional[dict[str, bytes]] = None) -> None:
-        self.partitions = partitions
-        self._encoded = {} if encoded is None else encoded
-
-    @classmethod
-    def from_document(cls, path: str, document: Any) -> "OffsetsDocument":
-        if (not isinstance(document, dict) or document.get("version") != DOCUMENT_VERSION
-                or not isinstance(document.get("partitions"), dict)):
-            raise CorruptDocument(f"{path}: not an offsets document of version {DOCUMENT_VERSION}")
-        return cls(document["partitions"])
-
-    def document(self) -> dict[str, Any]:
-        return {"version": DOCUMENT_VERSION, "partitions": self.partitions}
-
-    def with_commit(self, record: OffsetCommitRecord) -> "OffsetsDocument":
-        partition = str(record.partition)
-        entry = {
-            "offset": record.offset,
-            "leader_epoch": record.leader_epoch,
-            "metadata": record.metadata,
-            "commit_timestamp_ms": record.commit_timestamp_ms,
-        }
-        if (type(record.offset) is int and type(record.leader_epoch) is int
-                and type(record.commit_timestamp_ms) is int and type(record.metadata) is str):
-            encoded = (_ENTRY % (partition, record.offset, record.leader_epoch,
-                                 encode_basestring_ascii(record.metadata), record.commit_timestamp_ms)).encode()
-        else:
-            encoded = _encoded_entry(partition, entry)
-        partitions = dict(self.partitions)
-        partitions[partition] = entry
-        fragments = dict(self._encoded)
-        fragments[partition] = encoded
-        return OffsetsDocument(partitions, fragments)
-
-    def without(self, partition: str) -> "OffsetsDocument":
-        return OffsetsDocument({p: e for p, e in self.partitions.items() if p != partition},
-                               {p: e for p, e in self._encoded.items() if p != partition})
-
-    def encode(self) -> bytes:
-        encoded = self._encoded
-        fragments = []
-        for partition, entry in self.partitions.items():
-            fragment = encoded.get(partition)
-            if fragment is None:  # loaded from the store: encoded once, on first write
-                fragment = encoded[partition] = _encoded_entry(partition, entry)
-            fragments.append(fragment)
-        return b'{"version":%d,"partitions":{%s}}' % (DOCUMENT_VERSION, b",".join(fragments))
-
-
 @dataclass(frozen=True)
 class _Doc:
     """A stored node as the writer last saw it; `value` is the decoded document (an
@@ -225,15 +156,22 @@ async def _read_group(store: MetadataStore, group: str) -> dict[str, _Doc]:
         node = await store.get(topic_doc_path)
         if node is None:
             continue  # deleted since `children`; a later CAS write will notice anything else
-        document = OffsetsDocument.from_document(topic_doc_path, decode_document(topic_doc_path, node.data))
-        found[topic_doc_path] = _Doc(node.version, document)
+        found[topic_doc_path] = _Doc(node.version, _decoded(OffsetsDocument.decode, topic_doc_path, node.data))
     return found
 
 
 async def _read_topic(store: MetadataStore, topic: str) -> dict[str, _Doc]:
     path = topic_path(topic)
     node = await store.get(path)
-    return {} if node is None else {path: _Doc(node.version, decode_document(path, node.data))}
+    return {} if node is None else {path: _Doc(node.version, _decoded(TopicDocument.decode, topic, node.data))}
+
+
+def _decoded(decode: Callable[[str, bytes], Any], where: str, data: bytes) -> Any:
+    """`decode(where, data)`, a malformed document being CorruptDocument (a store error)."""
+    try:
+        return decode(where, data)
+    except LayoutError as exc:
+        raise CorruptDocument(str(exc)) from None
 
 
 async def _children_or_empty(store: MetadataStore, path: str) -> list[str]:
@@ -266,11 +204,15 @@ async def _scan(store: MetadataStore, *, topics: bool = True, wanted_group: Call
     for topic, docs in zip(topics, topic_docs):
         scopes[("topic", topic)] = docs
         for doc in docs.values():
-            records.append(TopicRecord.from_document(topic, doc.value))
+            records.append(_topic_record(topic, doc.value))
     for group, docs in zip(groups, group_docs):
         scopes[("group", group)] = docs
         records.extend(_group_records(group, docs))
     return records, scopes
+
+
+def _topic_record(name: str, document: TopicDocument) -> TopicRecord:
+    return TopicRecord(name=name, topic_id=document.topic_id, replicas=document.replicas)
 
 
 def _group_records(group: str, docs: dict[str, _Doc]) -> list[Record]:
@@ -355,7 +297,7 @@ class _Batch:
         elif isinstance(record, GroupTombstone):
             self._delete_group(record.group)
         elif isinstance(record, TopicRecord):
-            self.put(topic_path(record.name), record.document())
+            self.put(topic_path(record.name), TopicDocument(record.topic_id, record.replicas))
         elif isinstance(record, TopicTombstone):
             if self.exists(topic_path(record.name)):
                 self.remove(topic_path(record.name))
@@ -370,7 +312,8 @@ class _Batch:
             self.put_structural(offsets_path(record.group))
         path = offset_topic_path(record.group, record.topic)
         current = self.value(path) or _NO_OFFSETS
-        self.put(path, current.with_commit(record))
+        self.put(path, current.with_commit(record.partition, record.offset, record.leader_epoch, record.metadata,
+                                          record.commit_timestamp_ms))
 
     def _delete_offset(self, record: OffsetTombstone) -> None:
         path = offset_topic_path(record.group, record.topic)
@@ -405,7 +348,7 @@ class _Batch:
             value = self.final[path]
             if path in self.structural:
                 data = b""
-            elif isinstance(value, OffsetsDocument):
+            elif isinstance(value, (OffsetsDocument, TopicDocument)):
                 data = value.encode()
             else:
                 data = encode_json(value)
@@ -478,7 +421,7 @@ class RecordWriter:
         self._forget({("topic", name)})
         await self._load_scope(("topic", name))
         doc = self._cache.get(topic_path(name))
-        return None if doc is None else TopicRecord.from_document(name, doc.value)
+        return None if doc is None else _topic_record(name, doc.value)
 
     async def write(self, records: Iterable[Record], checks: Iterable[Op] = ()) -> None:
         """Return when `records` are durable (all of them, in one transaction with whatever

@@ -8,8 +8,9 @@ import json
 import logging
 
 from groupctl.coordinator.records import TopicRecord
-from groupctl.server.topic_watch import TopicWatch, decode_topic
 from groupctl.layout.paths import TOPICS, encode_name
+from groupctl.layout.topics import TopicDocument
+from groupctl.server.topic_watch import TopicWatch, decode_topic
 
 EVENT_TIMEOUT_S = 10.0
 
@@ -207,4 +208,4 @@ def test_changes_written_by_another_node_s_session_are_reported(concurrent_store
 
 def test_decode_topic_round_trips_what_the_writer_stores():
     stored = record("orders", "id-o", 3, nodes=(2, 0))
-    assert decode_topic("orders", json.dumps(stored.document()).encode()) == stored
+    assert decode_topic("orders", TopicDocument(stored.topic_id, stored.replicas).encode()) == stored

@@ -13,7 +13,8 @@ from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
 from groupctl.store.base import BadVersion
 from groupctl.layout.codec import encode as encode_document
 from groupctl.layout.paths import group_path
-from groupctl.store.persist import MAX_COALESCED_RECORDS, OffsetsDocument, load_records
+from groupctl.layout.offsets import OffsetsDocument
+from groupctl.store.persist import MAX_COALESCED_RECORDS, load_records
 from tests.store.test_persist import commit, group_document, writer_on
 
 
@@ -103,13 +104,13 @@ entries = st.fixed_dictionaries({
        commits=st.lists(st.tuples(st.integers(0, 50), entries), max_size=5),
        dropped=st.lists(st.integers(0, 50).map(str), max_size=3))
 def test_an_offsets_document_encodes_exactly_as_json_after_any_commits_and_removals(loaded, commits, dropped):
-    document = OffsetsDocument.from_document("/p", json.loads(encode_document({"version": 1, "partitions": loaded})))
+    document = OffsetsDocument.decode("/p", encode_document({"version": 1, "partitions": loaded}))
     expected = dict(loaded)
     for partition, entry in commits:
-        document = document.with_commit(OffsetCommitRecord("g", "t", partition, **entry))
+        document = document.with_commit(partition, **entry)
         expected[str(partition)] = {key: entry[key] for key in ENTRY_KEYS}
     for partition in dropped:
         document = document.without(partition)
         expected.pop(partition, None)
     assert document.encode() == encode_document({"version": 1, "partitions": expected})
-    assert document.document() == {"version": 1, "partitions": expected}
+    assert document.to_json() == {"version": 1, "partitions": expected}

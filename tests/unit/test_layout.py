@@ -20,7 +20,9 @@ from groupctl.layout.paths import (
     rebalance_request_path,
     topic_path,
 )
+from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.rebalance_requests import RebalanceRequest
+from groupctl.layout.topics import TopicDocument
 
 # Documents as the release before groupctl.layout wrote them (the bytes its code produced for
 # these values), with the arguments that decode them.
@@ -33,6 +35,8 @@ WRITTEN_BEFORE = [
     (RebalanceRequest(1764090000000, "after a deploy"), ("orders",),
      b'{"requested_at_ms":1764090000000,"reason":"after a deploy"}'),
     (RebalanceRequest(1764090000000, None), ("orders",), b'{"requested_at_ms":1764090000000,"reason":null}'),
+    (TopicDocument("5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f", {0: [1, 2], 1: [2, 0]}), ("orders",),
+     b'{"version":1,"topic_id":"5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f","partitions":{"0":[1,2],"1":[2,0]}}'),
 ]
 
 
@@ -52,11 +56,31 @@ def test_every_small_document_is_written_as_before_and_read_back_equal(document,
     (PartitionElection, (4,), b'{"version": 1, "node_id": 1}', '/coordinators/partitions/4: "epoch" must be'),
     (PartitionLeader, (4,), b'{"node_id": true, "epoch": 1}', '/coordinators/partitions/4/leader: "node_id"'),
     (RebalanceRequest, ("a/b",), b'{"reason": 5}', '/coordinators/rebalance-requests/a%2Fb: "reason" must be a string'),
+    (TopicDocument, ("t",), b'{"version": 1, "partitions": {"0": [0]}}', '/brokers/topics/t: "topic_id" must be'),
+    (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0], "2": [0]}}', "are not numbered 0..n-1"),
+    (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0], "1": [0, 1]}}', "different replica counts"),
+    (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": []}}', "are not a non-empty list of node ids"),
+    (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"version": 1, "partitions": [1]}',
+     '/groups/g/offsets/t: "partitions" must be an object of entries'),
+    (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"version": 3, "partitions": {}}', "version 3 is newer"),
 ])
 def test_a_malformed_or_newer_document_is_a_layout_error_naming_its_path(codec, where, data, problem):
+    decode = codec if callable(codec) and not isinstance(codec, type) else codec.decode
     with pytest.raises(LayoutError) as raised:
-        codec.decode(*where, data)
+        decode(*where, data)
     assert problem in str(raised.value)
+
+
+def test_an_offsets_document_is_written_as_before_and_a_commit_replaces_one_entry():
+    before = (b'{"version":1,"partitions":{"0":{"offset":42,"leader_epoch":-1,"metadata":"",'
+              b'"commit_timestamp_ms":1764090000000},"1":{"offset":7,"leader_epoch":3,"metadata":"m\\u00fc",'
+              b'"commit_timestamp_ms":1764090000001}}}')
+    document = OffsetsDocument.decode("/groups/g/offsets/t", before)
+    assert document.encode() == before
+    after = document.with_commit(1, 8, 3, "", 1764090000002)
+    assert after.partitions["1"] == {"offset": 8, "leader_epoch": 3, "metadata": "", "commit_timestamp_ms": 1764090000002}
+    assert after.encode().startswith(before[:before.index(b',"1"')])
+    assert OffsetsDocument.decode("/p", after.encode()).partitions == after.partitions
 
 
 def test_optional_fields_may_be_absent_and_a_missing_version_is_1():
