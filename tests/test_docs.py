@@ -86,3 +86,13 @@ def test_the_configuration_option_table_is_coordinator_run_with_its_defaults():
             assert float(shown.strip("`")) == float(default), (name, shown, default)
         else:
             assert shown == f"`{default}`", (name, shown, default)
+
+
+def test_the_journal_event_table_lists_the_fields_the_layout_declares():
+    from groupctl.layout.journal import EVENTS
+
+    documented = {}
+    for event, fields in re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", doc("lag-and-rebalances.md"), flags=re.M):
+        if event in EVENTS:
+            documented[event] = tuple(re.findall(r"`([a-z_]+)`", fields))
+    assert documented == EVENTS

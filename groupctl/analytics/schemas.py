@@ -3,8 +3,9 @@ both, field by field), and of the lag report's rows that `analyze lag --out` wri
 
 - LAG_SAMPLE_SCHEMA: a row of the lag dataset `groupctl lag record` writes, one per partition per
   sampling round.
-- JOURNAL_SCHEMA: the union of every coordinator journal event's fields; an event leaves the
-  fields of other event types null.
+- JOURNAL_SCHEMA: the union of every coordinator journal event's fields, built from
+  `groupctl.layout.journal` (the one declaration of the events); an event leaves the fields of
+  other event types null.
 - PARTITION_REPORT_SCHEMA / GROUP_REPORT_SCHEMA: `groupctl.lag.report`'s rows, field for field
   (PARTITION_FIELDS / GROUP_FIELDS, in that order).
 
@@ -25,6 +26,8 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+
+from groupctl.layout import journal
 
 SUPPORTED_VERSIONS = (1,)
 
@@ -47,39 +50,13 @@ LAG_SAMPLE_SCHEMA = _fields(
     ("owner", StringType()),
 )
 
-ASSIGNED_PARTITION = _fields(
-    ("member_id", StringType()),
-    ("client_id", StringType()),
-    ("topic", StringType()),
-    ("partition", IntegerType()),
-)
+_SPARK_TYPES = {"int": IntegerType(), "long": LongType(), "string": StringType(),
+                "string[]": ArrayType(StringType())}
 
-JOURNAL_SCHEMA = _fields(
-    ("v", IntegerType()),
-    ("ts", LongType()),
-    ("node", IntegerType()),
-    ("seq", LongType()),
-    ("event", StringType()),
-    ("group", StringType()),
-    ("generation", IntegerType()),
-    ("reason", StringType()),
-    ("member_id", StringType()),
-    ("client_id", StringType()),
-    ("client_host", StringType()),
-    ("instance_id", StringType()),
-    ("replaced_member_id", StringType()),
-    ("members", IntegerType()),
-    ("started_ts", LongType()),
-    ("duration_ms", LongType()),
-    ("state", StringType()),
-    ("protocol", StringType()),
-    ("leader", StringType()),
-    ("member_ids", ArrayType(StringType())),
-    ("assignment", ArrayType(ASSIGNED_PARTITION)),
-    ("topic", StringType()),
-    ("partition", IntegerType()),
-    ("offset", LongType()),
-)
+ASSIGNED_PARTITION = _fields(*((name, _SPARK_TYPES[kind]) for name, kind in journal.ASSIGNMENT_ROW))
+
+JOURNAL_SCHEMA = _fields(*((name, ArrayType(ASSIGNED_PARTITION) if kind == "assignment[]" else _SPARK_TYPES[kind])
+                           for name, kind in journal.FIELDS))
 
 PARTITION_REPORT_SCHEMA = _fields(
     ("cluster", StringType()),

@@ -1,6 +1,7 @@
 """Journal events: what happened to groups, as the coordinator's event journal records it.
 
-Each builder returns one event (schema version 1) as a plain dict, ready for JSON: the common
+Each builder returns one event (`groupctl.layout.journal` declares every field) as a plain dict,
+ready for JSON: the common
 fields `v`, `ts` (the core's `now_ms` of the operation), `node` (the coordinator node id),
 `event` and `group`, then the fields of its type. `seq` is not here: the journal writer
 (`groupctl.server.journal`) numbers events as it writes them. Fields an event type does not have
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-SCHEMA_VERSION = 1
+from groupctl.layout.journal import SCHEMA_VERSION
 
 Event = dict[str, Any]
 

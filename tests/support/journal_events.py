@@ -12,10 +12,10 @@ import json
 from collections import defaultdict
 from typing import Optional
 
-from groupctl.analytics.schemas import JOURNAL_SCHEMA
+from groupctl.layout import journal
 
-FIELDS = JOURNAL_SCHEMA.fieldNames()
-ASSIGNMENT_FIELDS = ("member_id", "client_id", "topic", "partition")
+FIELDS = tuple(name for name, _ in journal.FIELDS)
+ASSIGNMENT_FIELDS = tuple(name for name, _ in journal.ASSIGNMENT_ROW)
 
 
 class Journal:
@@ -80,6 +80,8 @@ class Journal:
 
     def frame(self, spark):
         """The events as a DataFrame with JOURNAL_SCHEMA, in reverse order (analyses must not rely on input order)."""
+        from groupctl.analytics.schemas import JOURNAL_SCHEMA
+
         rows = [tuple(_row_value(name, event[name]) for name in FIELDS) for event in reversed(self.events)]
         return spark.createDataFrame(rows, schema=JOURNAL_SCHEMA)
 

@@ -260,3 +260,28 @@ def test_loading_stored_records_journals_only_the_takeover_rebalance():
         "reason": "coordinator load", "member_id": None, "client_id": None, "members": 2,
     }]
 
+
+
+def test_every_builder_writes_exactly_the_fields_the_layout_declares_for_its_event():
+    from groupctl.coordinator import journal
+    from groupctl.layout.journal import ASSIGNMENT_ROW, COMMON, EVENTS, FIELDS
+
+    row = dict.fromkeys(name for name, _ in ASSIGNMENT_ROW)
+    built = [
+        journal.rebalance_started(0, 1, "g", generation=1, reason="join", member_id=None, client_id=None, members=0),
+        journal.rebalance_completed(0, 2, "g", generation=2, reason="join", started_ts=1, state="Stable",
+                                    protocol="range", leader="m", member_ids=["m"], assignment=[row]),
+        journal.member_joined(0, 1, "g", member_id="m", client_id="c", client_host="/h", instance_id=None,
+                              generation=1),
+        journal.member_left(0, 1, "g", member_id="m", client_id="c", generation=1),
+        journal.member_expired(0, 1, "g", member_id="m", client_id="c", generation=1, reason=journal.EXPIRED_JOIN),
+        journal.offset_commit(0, 1, "g", member_id="m", generation=1, topic="t", partition=0, offset=5),
+        journal.offset_delete(0, 1, "g", topic="t", partition=0),
+        journal.group_deleted(0, 1, "g"),
+    ]
+    assert sorted(event["event"] for event in built) == sorted(EVENTS)
+    declared = {name for name, _ in FIELDS}
+    for event in built:
+        assert set(event) == (set(COMMON) - {"seq"}) | set(EVENTS[event["event"]]), event["event"]
+        assert set(event) <= declared
+    assert set(built[1]["assignment"][0]) == set(row)
