@@ -45,14 +45,16 @@ import logging
 import time
 from typing import Any, Callable, Hashable, Optional
 
+from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
+from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
 from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
-from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader
+from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments
 from groupctl.server.journal import Journal
@@ -87,9 +89,13 @@ def wall_clock_ms() -> int:
 class Node:
     """Everything a running coordinator node is, minus the sockets (see `server.py`)."""
 
-    def __init__(self, config: NodeConfig, *, now_ms: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(self, config: NodeConfig, *, now_ms: Callable[[], int] = wall_clock_ms,
+                 clock: Callable[[], int] = monotonic_ms) -> None:
+        """`now_ms` is the wall clock stored documents record; `clock` (monotonic ms) is the one
+        the election and the node's retries decide on."""
         self.config = config
         self.now_ms = now_ms
+        self.clock = clock
         self.faults = FaultInjector()
         journal_dir = config.journal_path()
         self.journal: Optional[Journal] = None if journal_dir is None else Journal(
@@ -104,7 +110,7 @@ class Node:
             self.store, config.node_id, partitions=config.group_partitions,
             session_timeout_s=config.zk_session_timeout_s, handback_delay_s=config.handback_delay_s,
             now_ms=now_ms, on_gained=self._partitions_gained, on_lost=self._partitions_lost,
-            on_suspend=self._suspend, settle=self.writes_settled,
+            on_suspend=self._suspend, settle=self.writes_settled, clock=clock,
         )
         self.writer = RecordWriter(self.store, config.node_id)
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id)
@@ -121,7 +127,7 @@ class Node:
         self._last_write: Optional[asyncio.Task] = None  # the newest result still being persisted
         self._write_failures = 0
         self._topics_seen: dict[str, TopicRecord] = {}  # what the topic watch reported last
-        self._to_load: set[int] = set()  # partitions won whose loading has not started
+        self._to_load = LoadQueue(Backoff(initial_ms=100, maximum_ms=2000))  # partitions won, not yet being read
         self._loader: Optional[asyncio.Task] = None
         self._unsubscribe_session: Optional[Callable[[], None]] = None
         self.stopping = False  # set by the server at shutdown: connections read no new request
@@ -153,11 +159,9 @@ class Node:
     async def _settle_placement(self, timeout_s: float) -> None:
         """Wait (bounded) until every group partition has a live leader and ours are loaded, so a
         node that says it is ready serves its groups at once."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while loop.time() < deadline:
-            leaders = {self.election.leaders.get(p) for p in range(self.placement.partitions)}
-            if None not in leaders and not self.placement.loading and not self._to_load:
+        deadline = self.clock() + timeout_s * 1000
+        while self.clock() < deadline:
+            if self.election.policy.settled() and not self.placement.loading and not self._to_load:
                 return
             await asyncio.sleep(0.02)
         log.warning("group partitions still unsettled after %.0fs; serving anyway", timeout_s)
@@ -194,26 +198,25 @@ class Node:
         task.add_done_callback(_log_failure)
 
     async def _register_when_reconnected(self) -> None:
-        delay = 0.1
+        backoff = Backoff(initial_ms=100, maximum_ms=2000)
         while not self.stopping:
             try:
                 await self.register(*self.advertised())
                 return
             except StoreUnavailable:  # kazoo is still establishing the new session
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                await asyncio.sleep(backoff.failed() / 1000)
 
     async def register(self, host: str, port: int) -> None:
         """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
         lives until its ZooKeeper session expires; like a Kafka broker, wait that out (bounded by
         twice the session timeout) rather than take over a node another live process may own."""
-        deadline = asyncio.get_running_loop().time() + 2 * self.config.zk_session_timeout_s + 2
+        deadline = self.clock() + (2 * self.config.zk_session_timeout_s + 2) * 1000
         while True:
             try:
                 await register_broker(self.store, self.config.node_id, host, port, self.now_ms())
                 return
             except NodeExists:
-                if asyncio.get_running_loop().time() >= deadline:
+                if self.clock() >= deadline:
                     raise
                 log.info("node id %d is still registered by an earlier session; waiting for it to expire",
                          self.config.node_id)
@@ -274,30 +277,23 @@ class Node:
     def _partitions_gained(self, partitions: set[int]) -> None:
         """The election won `partitions`: they answer COORDINATOR_LOAD_IN_PROGRESS until loaded."""
         self.placement.loading |= partitions
-        self._to_load |= partitions
+        self._to_load.add(partitions)
         if self._loader is None or self._loader.done():
             self._loader = asyncio.get_running_loop().create_task(self._load_partitions())
             self._loader.add_done_callback(_log_failure)
 
     async def _load_partitions(self) -> None:
-        """Load the partitions won, a batch at a time (one scan of `/groups` per batch). After a
-        failure each partition is retried on its own, so one unreadable partition (a corrupt
-        document, logged) does not hold the others up."""
-        delay = 0.1
-        singly = False
+        """Load the partitions won, in the batches `LoadQueue` decides (a corrupt document is
+        logged and its partition retried)."""
         while self._to_load:
-            batch = {min(self._to_load)} if singly else set(self._to_load)
-            self._to_load -= batch  # a partition won again while we read is queued anew
+            batch = self._to_load.next_batch()
             try:
                 records = await self._read_partitions(batch)
             except Exception as exc:  # noqa: BLE001 - the store, or a document it holds, is bad
                 log.error("loading group partition(s) %s failed (%s); retrying", partition_ranges(batch), exc)
-                self._to_load |= batch & self.placement.loading
-                singly = True
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                await asyncio.sleep(self._to_load.failed(batch, self.placement.loading) / 1000)
                 continue
-            delay, singly = 0.1, False
+            self._to_load.loaded()
             self._take_over(batch & self.placement.loading, records)  # lost meanwhile: stays unloaded
 
     async def _read_partitions(self, batch: set[int]) -> list[Record]:
@@ -332,7 +328,7 @@ class Node:
             return
         self.placement.serving -= partitions
         self.placement.loading -= partitions
-        self._to_load -= partitions
+        self._to_load.discard(partitions)
         partition_of = self.placement.partition_of
 
         def belongs(group_id: str) -> bool:

@@ -16,15 +16,17 @@ from typing import Callable, Optional
 import groupctl.server.handlers  # noqa: F401  (registers every API handler)
 from groupctl.server.config import NodeConfig
 from groupctl.server.connection import Connection
+from groupctl.server.election import monotonic_ms
 from groupctl.server.runtime import Node
 
 log = logging.getLogger("groupctl.server")
 
 
 class CoordinatorServer:
-    def __init__(self, config: NodeConfig, *, drain_timeout_s: float = 5.0) -> None:
+    def __init__(self, config: NodeConfig, *, drain_timeout_s: float = 5.0,
+                 clock: Callable[[], int] = monotonic_ms) -> None:
         self.config = config
-        self.node = Node(config)
+        self.node = Node(config, clock=clock)
         self.drain_timeout_s = drain_timeout_s
         self._server: Optional[asyncio.base_events.Server] = None
         self._connections: dict[asyncio.Task, Connection] = {}

@@ -38,7 +38,8 @@ from groupctl.lag.rules import Rules, partition_status
 from groupctl.lag.window import Sample, partition_window
 from tests.e2e.test_cli_e2e import installed_groupctl
 from tests.support.cluster import SteadyProducer
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 from tests.support.coordinator import InProcessCoordinator, node_config
 
 TOPIC, PARTITIONS = "orders", 2

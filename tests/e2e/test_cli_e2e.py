@@ -34,7 +34,8 @@ from kafka.admin import NewTopic
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.placement import group_partition
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.fixtures import require
 

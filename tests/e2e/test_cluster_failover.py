@@ -33,8 +33,9 @@ from kafka.protocol.admin.groups import DescribeGroupsRequest
 from kafka.protocol.consumer.group import OffsetCommitRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
-from groupctl.server.election import preferred_node
-from tests.support.cluster import SteadyProducer, group_least_preferring, running, wait_until
+from groupctl.coordinator.leadership import preferred_node
+from tests.support.cluster import SteadyProducer, group_least_preferring, running
+from tests.support.polling import wait_until
 from tests.support.consumers import ConsumerProcess
 from tests.support.wire import decode_response, read_frame
 

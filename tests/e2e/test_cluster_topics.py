@@ -23,7 +23,8 @@ import time
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
-from tests.support.cluster import group_least_preferring, running, wait_until
+from tests.support.cluster import group_least_preferring, running
+from tests.support.polling import wait_until
 from tests.support.consumers import ConsumerProcess
 
 pytestmark = pytest.mark.zookeeper

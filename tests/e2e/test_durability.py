@@ -13,7 +13,8 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from tests.support.coordinator import CoordinatorProcess, InProcessCoordinator, node_config
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.zookeeper
 

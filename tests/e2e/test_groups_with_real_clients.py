@@ -14,7 +14,8 @@ from kafka.admin import NewTopic
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.consumer_protocol import decode_assignment
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 
 SESSION_MS = 6000
 pytestmark = pytest.mark.zookeeper

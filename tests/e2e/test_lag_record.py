@@ -22,7 +22,8 @@ import pytest
 from kafka import KafkaProducer
 
 from tests.e2e.test_cli_e2e import assert_quiet, installed_groupctl
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 from tests.support.coordinator import CoordinatorProcess
 
 TOPIC, PER_PARTITION = "events", (4, 7, 9)

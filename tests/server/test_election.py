@@ -17,14 +17,16 @@ from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.records import OffsetCommitRecord
 from groupctl.server import election
 from groupctl.layout.paths import leader_path, partition_path
-from groupctl.server.election import preferred_node
+from groupctl.coordinator.leadership import preferred_node
 from groupctl.server.runtime import Node
 from groupctl.server.topics import TopicError
 from groupctl.store.base import BadVersion, CheckVersion
 from groupctl.layout.paths import offset_topic_path
 from groupctl.store.persist import RecordWriter
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
+from tests.support.clocks import SteppedClock
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.polling import eventually, wait_until
 from tests.support.wire import connect, decode_response, read_frame
 from tests.support.zookeeper import expire_session
 
@@ -37,15 +39,6 @@ def run(scenario):
         return await asyncio.wait_for(scenario, SCENARIO_TIMEOUT_S)
 
     return asyncio.run(bounded())
-
-
-async def eventually(condition, timeout_s: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    pytest.fail(f"{what} did not hold within {timeout_s}s")
 
 
 async def start_node(node_id: int, **overrides) -> Node:
@@ -86,8 +79,8 @@ def test_three_nodes_split_the_partitions_and_agree_on_every_groups_coordinator(
                 return all(view == views[0] for view in views) and len(views[0][0]) == PARTITIONS \
                     and len(views[0][1]) == len(nodes)
 
-            await eventually(settled, what="every partition led by its preferred node")
-            await eventually(agreed, what="every node's view of the leaders agreeing")
+            await eventually(settled, message="every partition led by its preferred node")
+            await eventually(agreed, message="every node's view of the leaders agreeing")
             for node in nodes:
                 assert node.placement.serving == preferred(node) and preferred(node)
             for group in ("orders", "payments", "g-17", "ünïcode"):
@@ -111,12 +104,12 @@ def test_a_closed_node_s_partitions_move_to_the_others_with_a_higher_epoch(zk_co
         b = await start_node(1, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
         try:
             await eventually(lambda: len(a.election.led()) + len(b.election.led()) == PARTITIONS
-                             and a.election.led() and b.election.led(), what="both nodes lead")
+                             and a.election.led() and b.election.led(), message="both nodes lead")
             moved = a.election.led()
             epochs = {p: a.election.leaders[p].epoch for p in moved}
             await a.close()
             await eventually(lambda: b.election.led() == set(range(PARTITIONS)) and not b.placement.loading,
-                             what="the survivor leads everything")
+                             message="the survivor leads everything")
             assert all(b.election.leaders[p].epoch > epochs[p] for p in moved)
         finally:
             await b.close()
@@ -166,10 +159,10 @@ def test_a_node_whose_session_expires_steps_down_at_once_and_leads_again_under_a
             node.store.on_session_lost(lambda: lost.append(node.serves("g") or bool(node.election.led())))
             session_id, password = node.store._client.client_id
             await asyncio.get_running_loop().run_in_executor(None, expire_session, hosts, session_id, password)
-            await eventually(lambda: lost, what="the session loss")
+            await eventually(lambda: lost, message="the session loss")
             assert lost == [False]  # the election stepped down before anything else heard of it
             await eventually(lambda: node.serves("g") and node.election.leaders.get(p) is not None
-                             and node.election.leaders[p].epoch > epoch, what="leading again")
+                             and node.election.leaders[p].epoch > epoch, message="leading again")
             fetched = await node.writer.load(topics=False, wanted_group=lambda g: g == "g")
             assert [r.offset for r in fetched if isinstance(r, OffsetCommitRecord)] == [5]
         finally:
@@ -179,7 +172,8 @@ def test_a_node_whose_session_expires_steps_down_at_once_and_leads_again_under_a
 
 
 def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership_is_confirmed():
-    coordinator = InProcessCoordinator(node_config(zk_session_timeout_s=2.0)).start()
+    clock = SteppedClock()
+    coordinator = InProcessCoordinator(node_config(zk_session_timeout_s=2.0), clock=clock).start()
     try:
         node = coordinator.node
         assert node.serves("g")
@@ -189,18 +183,17 @@ def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership
             request.with_header(correlation_id=1, client_id="stall-test")
             stalling = threading.Event()
 
-            def stall() -> None:  # like SIGSTOP: longer than half the session timeout
+            def stall() -> None:  # like SIGSTOP: longer than half the session timeout, on the node's clock
+                clock.jump(1_600)
                 stalling.set()
-                time.sleep(1.6)
+                time.sleep(election.TICK_S + 0.05)  # the stall check and the request are due together
 
             coordinator.loop.call_soon_threadsafe(stall)
             assert stalling.wait(5)
             sock.sendall(bytes(request.encode(version=3, header=True, framed=True)))
             answer = decode_response(request, read_frame(sock), 3)
         assert answer.error_code == ErrorCode.NOT_COORDINATOR
-        deadline = time.monotonic() + 10
-        while not node.serves("g") and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: node.serves("g"), 10, message="the partition served again")
         assert node.serves("g") and node.election.leaders[group_partition("g", PARTITIONS)].epoch > epoch
     finally:
         coordinator.stop()
@@ -215,7 +208,7 @@ def test_a_stale_no_leader_event_for_our_own_partition_is_repaired_by_claiming_i
             epoch = node.election.leaders[p].epoch
             node.election._on_leader(p, None)  # as if a watch delivered an old "no leader" state late
             assert not node.serves("g")  # stepped down at once, although ZooKeeper still names us
-            await eventually(lambda: node.serves("g"), what="the partition served again")
+            await eventually(lambda: node.serves("g"), message="the partition served again")
             assert node.election.leaders[p].epoch > epoch
         finally:
             await node.close()
@@ -240,40 +233,12 @@ def test_while_the_zookeeper_connection_is_down_groups_are_not_served_and_come_b
 
 
 @pytest.mark.zookeeper
-def test_hand_backs_to_a_node_that_never_claims_slow_down(zk_connect, monkeypatch):
-    hosts, chroot = split_connect(zk_connect)
-    monkeypatch.setattr(election, "CLAIM_GRACE_S", 0.1)  # orphaned partitions are reclaimed at once
-
-    async def scenario():
-        node = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0, handback_delay_s=0.2)
-        squatter = KazooClient(hosts=hosts)  # registered like a node, but takes no part in the election
-        squatter.start(timeout=10)
-        try:
-            squatter.create(f"{chroot}/brokers/ids/7", b'{"host":"127.0.0.1","port":1,"node_id":7}',
-                            ephemeral=True)
-            (theirs, *_) = [p for p in range(PARTITIONS) if preferred_node(p, {0, 7}) == 7]
-            regained = []
-            original = node.election._on_gained
-            node.election._on_gained = lambda ps: (regained.extend(ps & {theirs}), original(ps))
-            await asyncio.sleep(6)
-            # Without the back-off a hand-back every ~0.3 s (delay + grace): ~20 in 6 s. With the
-            # delay doubling from 0.2 s after each hand-back nobody took: about 5.
-            assert 2 <= len(regained) <= 6
-        finally:
-            squatter.stop()
-            squatter.close()
-            await node.close()
-
-    run(scenario())
-
-
-@pytest.mark.zookeeper
 def test_adding_partitions_on_a_node_with_a_stale_view_cannot_shrink_the_topic(zk_connect):
     async def scenario():
         a = await start_node(0, zk=zk_connect, zk_session_timeout_s=4.0, topics=(("t", 2),))
         b = await start_node(1, zk=zk_connect, zk_session_timeout_s=4.0)
         try:
-            await eventually(lambda: b.topics.get("t") is not None, what="the topic seen by node 1")
+            await eventually(lambda: b.topics.get("t") is not None, message="the topic seen by node 1")
             await a.topics.add_partitions("t", 5)
             with pytest.raises(TopicError) as refused:
                 await b.topics.add_partitions("t", 4)  # planned against the store, not b's watch
@@ -298,13 +263,13 @@ def test_a_node_that_registers_again_at_a_new_address_is_advertised_at_it(zk_con
         path = f"{chroot}/brokers/ids/5"
         try:
             other.create(path, b'{"host":"127.0.0.1","port":1,"node_id":5}', ephemeral=True)
-            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 1), what="node 5 at port 1")
+            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 1), message="node 5 at port 1")
             # Gone and back in one step: the set of live nodes never changes.
             transaction = other.transaction()
             transaction.delete(path)
             transaction.create(path, b'{"host":"127.0.0.1","port":2,"node_id":5}', ephemeral=True)
             transaction.commit()
-            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 2), what="node 5 at port 2")
+            await eventually(lambda: node.live_brokers().get(5) == ("127.0.0.1", 2), message="node 5 at port 2")
         finally:
             other.stop()
             other.close()

@@ -18,7 +18,8 @@ from kazoo.client import KazooClient
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.extensions import GroupctlDescribeGroupRequest, GroupctlTriggerRebalanceRequest
 from groupctl.layout.paths import REBALANCE_REQUESTS, encode_name, group_path
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 from tests.support.wire import connect, decode_response, roundtrip
 
 SESSION_MS = 6000  # kafka-python heartbeats every second: members rejoin about a second after a trigger

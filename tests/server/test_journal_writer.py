@@ -21,6 +21,7 @@ from groupctl.server.journal import Journal, JournalError, segment_name
 from groupctl.server.runtime import CoordinatorUnavailable, Node
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.held_writes import HeldWrites
+from tests.support.polling import run_ready_tasks
 
 SCENARIO_TIMEOUT_S = 30
 
@@ -206,7 +207,7 @@ def test_a_commit_is_journaled_once_the_store_accepted_it_and_never_when_the_wri
         held = HeldWrites(node)
         accepted = asyncio.ensure_future(node.call_groups(
             lambda core, token, now: core.commit_offsets(token, simple_commit(7), now)))
-        await asyncio.sleep(0.05)
+        await run_ready_tasks()
         assert commits(directory) == []  # computed by the core, not yet in the store
         held.release.set()
         await accepted

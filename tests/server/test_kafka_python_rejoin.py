@@ -18,7 +18,8 @@ import queue
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 
 METADATA, JOIN_GROUP, SYNC_GROUP = 3, 11, 14
 TOPIC_METADATA_DELAY_S = 1.0  # the leader's first assignment is made before it knows the topic

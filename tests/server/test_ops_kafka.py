@@ -38,7 +38,7 @@ from groupctl.ops.reset import (
 )
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 from groupctl.protocol.registry import REGISTRY
-from tests.support.consumers import wait_until
+from tests.support.polling import wait_until
 
 RECORDS_PER_PARTITION = 10
 STEP_MS = 60_000  # record i of every partition is stamped BASE + i * STEP_MS

@@ -20,7 +20,8 @@ from groupctl.errors import NotFound, Refused, Timeout, Unreachable
 from groupctl.layout.paths import REBALANCE_REQUESTS
 from groupctl.ops.zk import zk_show
 from groupctl.store.zookeeper import split_connect
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import wait_until
 
 WAIT_S = 60.0
 TRIGGERS = 20  # at most this many triggers (one a second) while waiting for a watch to see one

@@ -19,7 +19,8 @@ from groupctl.coordinator.classic.messages import (
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.server.runtime import CoordinatorUnavailable, Node
 from groupctl.store.zookeeper import split_connect
-from tests.support.consumers import ConsumerProcess, wait_until
+from tests.support.consumers import ConsumerProcess
+from tests.support.polling import eventually, wait_until
 from tests.support.coordinator import CoordinatorProcess, node_config
 from tests.support.held_writes import HeldWrites
 from tests.support.zookeeper import expire_session
@@ -60,7 +61,7 @@ def test_an_offset_fetch_waits_until_an_earlier_commit_is_durable():
             lambda core, token, now: core.commit_offsets(token, simple_commit("g", 42), now)))
         await asyncio.sleep(0)
         fetch = asyncio.ensure_future(committed(node, "g"))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # one loop iteration: the fetch has run as far as it can
         assert not commit.done() and not fetch.done()
         held.release.set()
         assert (await commit).partitions[0].error == ErrorCode.NONE
@@ -80,7 +81,8 @@ def test_a_failed_write_fails_its_request_and_the_core_reloads_what_the_store_ho
             lambda core, token, now: core.commit_offsets(token, simple_commit("g", 42), now)))
         await asyncio.sleep(0)
         fetch = asyncio.ensure_future(committed(node, "g"))
-        await asyncio.sleep(0.05)  # the fetch is now queued behind the held write
+        await asyncio.sleep(0)  # one loop iteration: the fetch is now queued behind the held write
+        assert not fetch.done()
         held.release.set()
         with pytest.raises(CoordinatorUnavailable):
             await commit
@@ -88,10 +90,7 @@ def test_a_failed_write_fails_its_request_and_the_core_reloads_what_the_store_ho
             await fetch  # it was queued behind the failed write: it must not see 42
         held.fail = False
         assert not node.serves("g")  # the partition was given up at once and is claimed again
-        for _ in range(100):
-            if node.serves("g"):
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: node.serves("g"), message="the partition claimed again")
         assert await committed(node, "g") == 7  # reloaded from the store, not the failed 42
         await node.close()
 
@@ -121,14 +120,13 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
         old_session, password = node.store._client.client_id
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, expire_session, hosts, old_session, password)
-        for _ in range(200):
-            await asyncio.sleep(0.1)
-            found = await loop.run_in_executor(None, registration)
-            if found and found[1] != old_session:
-                break
-        else:
-            pytest.fail("the node did not register again after its session expired")
-        document, owner = found
+
+        def registered_anew():
+            found = registration()
+            return found if found and found[1] != old_session else None
+
+        document, owner = await loop.run_in_executor(None, lambda: wait_until(
+            registered_anew, 20, message="the node registered again after its session expired"))
         assert document["port"] == 9999 and owner == node.store._client.client_id[0]
         await node.close()
 

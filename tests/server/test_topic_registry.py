@@ -12,6 +12,7 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord, TopicTombstone
 from groupctl.server.topics import MAX_PARTITIONS, TopicError, TopicRegistry
 from groupctl.store.base import StoreUnavailable
+from tests.support.polling import run_ready_tasks
 
 
 class GatedWriter:
@@ -208,7 +209,7 @@ def test_concurrent_additions_to_one_topic_write_one_at_a_time_in_arrival_order(
         first = asyncio.create_task(topics.add_partitions("orders", 4))
         second = asyncio.create_task(topics.add_partitions("orders", 6))
         same = asyncio.create_task(topics.add_partitions("orders", 4))
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         assert len(writer.writes) == 0 and not first.done()
         writer.gate.set()
         outcomes = await asyncio.gather(first, second, same, return_exceptions=True)
@@ -227,9 +228,9 @@ def test_a_cancelled_waiting_addition_does_not_let_the_next_one_overlap_the_firs
         first = asyncio.create_task(topics.add_partitions("orders", 4))
         cancelled = asyncio.create_task(topics.add_partitions("orders", 5))
         last = asyncio.create_task(topics.add_partitions("orders", 6))
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         cancelled.cancel()
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         assert len(writer.writes) == 0 and writer.in_flight["orders"] == 1
         writer.gate.set()
         await asyncio.gather(first, last)
@@ -244,7 +245,7 @@ def test_a_deletion_waits_for_a_pending_addition_and_later_additions_see_the_top
         writer.gate.clear()
         growing = asyncio.create_task(topics.add_partitions("orders", 4))
         deleting = asyncio.create_task(topics.delete("orders"))
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topics.plan_partitions, "orders", 8)
         writer.gate.set()
         grown = await growing
@@ -262,7 +263,7 @@ def test_an_addition_queued_before_a_deletion_is_refused_when_its_turn_comes():
         first = asyncio.create_task(topics.add_partitions("orders", 4))
         queued = asyncio.create_task(topics.add_partitions("orders", 6))
         deleting = asyncio.create_task(topics.delete("orders"))
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         writer.gate.set()
         outcomes = await asyncio.gather(first, queued, deleting, return_exceptions=True)
         assert isinstance(outcomes[1], TopicError) and outcomes[1].code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -276,7 +277,7 @@ def test_a_topic_being_created_cannot_be_grown_yet():
         topics = registry(writer=writer)
         writer.gate.clear()
         creating = asyncio.create_task(topics.create(topics.plan("orders", 1)))
-        await asyncio.sleep(0.01)
+        await run_ready_tasks()
         refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topics.plan_partitions, "orders", 2)
         writer.gate.set()
         await creating

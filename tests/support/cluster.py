@@ -31,10 +31,10 @@ from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import DataWatch
 
 from groupctl.coordinator.placement import group_partition
-from groupctl.server.election import preferred_node
+from groupctl.coordinator.leadership import preferred_node
 from groupctl.layout.paths import encode_name
 from groupctl.store.zookeeper import split_connect
-from tests.support.consumers import wait_until
+from tests.support.polling import wait_until
 from tests.support.coordinator import CoordinatorProcess
 
 __all__ = ["Cluster", "SteadyProducer", "running", "group_least_preferring", "wait_until"]

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,15 +76,3 @@ class ConsumerProcess:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
-
-
-def wait_until(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
-    """Poll `predicate` until it returns a truthy value or `timeout` seconds pass (bounded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)

@@ -36,12 +36,12 @@ def node_config(**overrides) -> NodeConfig:
 class InProcessCoordinator:
     """Runs a `CoordinatorServer` on a private event loop in a daemon thread."""
 
-    def __init__(self, config: NodeConfig) -> None:
+    def __init__(self, config: NodeConfig, **server_options) -> None:
         from groupctl.server.server import CoordinatorServer
 
         self.config = config
         self.loop = asyncio.new_event_loop()
-        self.server = CoordinatorServer(config)
+        self.server = CoordinatorServer(config, **server_options)
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="coordinator")
 
     def start(self) -> "InProcessCoordinator":
