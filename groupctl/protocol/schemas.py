@@ -17,6 +17,7 @@ import kafka.protocol.producer  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
 
 import groupctl.protocol.extensions  # noqa: F401  (groupctl's own APIs, keys 32000+)
+import groupctl.protocol.consumer_group  # noqa: F401  (KIP-848: keys 68 and 69)
 
 # groupctl.client.kafka_import may have registered these packages without running their
 # `__init__`; touching `__all__` runs it, so every message class exists before the walk below.
