@@ -1,47 +1,25 @@
-"""An audit of the coordinator's invariants over its event journal, with the evidence for each breach.
+"""An audit of the coordinator's invariants over its event journal, with the evidence of each breach.
 
-Both transforms take journal events (schemas.JOURNAL_SCHEMA columns) in any order and never
-collect, read or write; event order is (ts, node, seq), see `events`.
+`audit_violations` and `audit_summary` are pure transforms of journal events
+(schemas.JOURNAL_SCHEMA) in any order; event order is (ts, node, seq), see `events`. Events are audited per incarnation of
+a group (the group_deleted events before them): a deleted group that comes back starts again at
+generation 0 with no offsets, so two incarnations are never compared.
 
-A deleted group that comes back is a new group: it starts again at generation 0 with no committed
-offsets. So events are audited per incarnation of a group (the number of group_deleted events of
-the group before them): generation numbers of two incarnations are never compared, and the first
-commit after a group_deleted has no previous commit to be compared with.
+Invariants (docs/lag-and-rebalances.md, "analyze audit", states them for users):
+- single_owner: per (group, generation, topic, partition) over every rebalance_completed of the
+  generation, so two nodes completing one generation differently (split brain) are caught too.
+- owner_commits: an offset_commit with generation >= 0 is by an owner of the partition in that
+  generation: an assigned member; a static member restarted within it (member_joined's
+  replaced_member_id), which owns what its instance's earlier ids owned; or, for a partition the
+  generation assigns to nobody, a member of it that owned the partition in the generation before
+  (a cooperative consumer committing what it was just revoked). A generation whose assignment the
+  journal does not hold (rotated away, or a non-"consumer" protocol recorded empty) makes the
+  commit `unverified`, never a violation; an Empty generation assigns nothing.
+- monotonic_offsets: a committed offset never goes back, except by an explicit reset: a commit
+  with generation < 0, or the first commit after an offset_delete of the partition. A member's
+  commit after an admin reset is compared with the reset.
 
-Invariants:
-- single_owner: within a generation, each partition is assigned to at most one member. Checked
-  per (group, generation, topic, partition) over every rebalance_completed of that generation, so
-  two coordinators that completed the same generation with different owners (split brain) are
-  caught as well as one bad assignment. Evidence: the rebalance_completed events that assign the
-  partition.
-- owner_commits: a member commits only partitions its generation assigned to it. Checked for each
-  offset_commit with generation >= 0 against the owners in that generation's rebalance_completed
-  events. Owners also include:
-  - a static member restarted into a Stable group, which takes its old member id's assignment
-    over in the same generation (member_joined with replaced_member_id): it owns what any earlier
-    id of its instance owned in that generation;
-  - for a partition the new generation assigns to nobody, the member of that generation that owned
-    it in the generation before: a cooperative consumer (e.g. cooperative-sticky) learns of a
-    revocation from the new assignment and commits the revoked partitions in its revocation
-    callback, with the new generation.
-  Exemptions: a commit with generation < 0 is a simple/admin commit and belongs to no
-  generation. A generation whose assignment the journal does not hold cannot be checked: its
-  rebalance_completed is older than the oldest kept journal segment, or the group's protocol type
-  is not "consumer", so the coordinator could not read the assignment and recorded it empty
-  although the generation has members. Such commits are counted as `unverified`, never reported:
-  an unknown owner is not a wrong one. An Empty generation is known to assign nothing, so a member
-  commit in it is a breach. Evidence: the generation's rebalance_completed events and the commit.
-- monotonic_offsets: the committed offset of a partition never goes back. Exemptions, the explicit
-  resets an operator asks for: a commit with generation < 0 (what `kafka-consumer-groups.sh
-  --reset-offsets` and `groupctl offsets reset` send), and the first commit after an offset_delete
-  of the partition or a group_deleted of the group, which start the partition's offsets afresh. A
-  member's commit after an admin reset is compared with the reset. Evidence: the previous commit
-  and the lower one.
-
-audit_violations: one row per breach, ordered by the place of its last record in event order;
-`records` are the evidence events as compact JSON lines, in event order. audit_summary: per
-invariant, how many items were checked, how many broke it, and how many commits could not be
-checked (owner_commits only).
+A violation row's `records` are its evidence events as compact JSON lines, in event order.
 """
 
 from __future__ import annotations

@@ -1,23 +1,19 @@
 """The analysis jobs: read the inputs, run the transforms, collect the results, write them.
 
-This is the only module of `groupctl.analytics` that reads or writes (`lag`, `rebalances` and
-`audit` are pure DataFrame transforms; the lag rules are `groupctl.lag`'s). Invariants:
-
-- Inputs are read with their explicit schemas (`schemas`), in PERMISSIVE mode: a line that is not
-  a JSON object of the schema's types is counted as malformed and skipped, a row whose schema
-  version `v` is not in SUPPORTED_VERSIONS is counted and skipped. Neither stops the analysis;
-  `Skipped` carries the counts so the CLI can say so. Several paths are read as one input: a
-  recording split over several directories gives the answers of the whole.
-- A journal is parsed once per job: the parsed rows are persisted (memory, spilling to disk) for
-  the audit's and the rebalance analysis' several passes, and released when the job ends,
-  whatever happens. Lag samples are read in one pass, which also counts what it skips
-  (`ObservedInput`): at 10M rows, parsing is most of the cost, and neither a separate counting
-  pass nor caching the parsed rows pays (bench/README.md, lag_analysis).
-- Results are small (a row per partition, group, rebalance or violation): they are collected to
-  plain, JSON-ready dicts, ordered worst first where there is a status. With `out_dir`, the same
-  rows are also written as Parquet, one directory per result, replaced on every run.
-- A missing, unreadable or empty input, or an output that cannot be written, is an
-  `AnalysisError` with a one-line message, never a Spark stack trace.
+The only module of `groupctl.analytics` that reads or writes data (`lag`, `rebalances` and `audit`
+are pure DataFrame transforms; the lag rules are `groupctl.lag`'s). Invariants:
+- Inputs are read with their explicit schemas (`schemas`) in PERMISSIVE mode: a line that is not
+  a JSON object of the schema's types (or lacks the fields every row has) is counted as malformed,
+  a row whose `v` is not in SUPPORTED_VERSIONS as unsupported; both are skipped, never fatal, and
+  `Skipped` carries the counts. Several paths are read as one input.
+- A journal is parsed once per job and persisted for the analyses' several passes, then released
+  whatever happens. Lag samples are read in one pass that also counts what it skips
+  (`ObservedInput`): parsing dominates at scale, so neither a counting pass nor caching pays
+  (bench/lag_analysis.py measures it).
+- Results are small: collected to JSON-ready dicts, worst first where there is a status; with
+  `out_dir` also written as Parquet, one directory per result, replaced on every run.
+- A missing, unreadable or empty input, or an unwritable output, is an `AnalysisError` with a
+  one-line message, never a Spark stack trace.
 - A job never creates or stops the SparkSession: the caller owns it.
 """
 

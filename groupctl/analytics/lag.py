@@ -1,20 +1,18 @@
 """Lag windows at scale: the recorded lag dataset -> one `PartitionWindow` per partition, on Spark.
 
-`analyze lag` reads datasets of millions of samples; what the status rules need of them is small
-(a window of at most `size` entries per partition). This module computes those windows with
-Spark's built-in functions, exactly as `groupctl.lag.window.partition_window` defines them (the
-tests check the two agree on random histories), and the job then evaluates them with
-`groupctl.lag.rules` and `groupctl.lag.report`, in the driver: the rules have one implementation.
+Invariants:
+- The windows are exactly `groupctl.lag.window.partition_window`'s (the tests check the two agree
+  on random histories); the job evaluates them in the driver with `groupctl.lag.rules` and
+  `groupctl.lag.report`, so the rules have one implementation.
+- A partition is keyed by (cluster, group, topic, partition): the same group name on two clusters
+  is two groups. Input rows are `schemas.LAG_SAMPLE_SCHEMA`'s.
+- Built-in functions only (no Python UDFs), and what is collected is one row per partition.
 
-Input: rows of `schemas.LAG_SAMPLE_SCHEMA`. A partition is keyed by (cluster, group, topic,
-partition), so the same group name on two clusters is two groups.
-
-Plan shape (what keeps 10M rows, parsed once, at about 40 s on two cores, bench/lag_analysis.py):
-one shuffle and one sort per partition, invalid rows first and valid rows in sample order, so the
-previous valid row is a plain `lag()`; two window passes over that same order (duplicates and
-previous-row values, then entry and window membership), one aggregation on the window's keys (no
-second shuffle). Built-in functions only: no Python UDFs; what is collected is one row per
-partition.
+Plan shape, what keeps large datasets parsed once and shuffled once (bench/lag_analysis.py
+measures it): one shuffle and one sort per partition, invalid rows first and valid rows in sample
+order, so the previous valid row is a plain `lag()`; two window passes over that same order
+(duplicates and previous-row values, then entry and window membership); one aggregation on the
+window's keys.
 """
 
 from __future__ import annotations

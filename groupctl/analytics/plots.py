@@ -1,8 +1,8 @@
 """PNG pictures of analysis results (`analyze lag --plot`, `analyze rebalances --plot`).
 
 Inputs are the collected result rows of `jobs` (plain dicts), never DataFrames. matplotlib is
-imported inside the functions (it costs ~0.3 s and is only needed for --plot) and drawn through the
-Agg canvas on a `Figure` of its own: no pyplot, no global backend switch, no GUI, nothing left
+imported inside the functions (it is slow to import and only needed for --plot) and drawn through
+the Agg canvas on a `Figure` of its own: no pyplot, no global backend switch, no GUI, nothing left
 behind between calls. Every time axis is in UTC, as are the datasets.
 """
 

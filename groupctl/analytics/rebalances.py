@@ -1,23 +1,18 @@
 """Rebalance history from the coordinator's event journal: when each group rebalanced, why, and
 for how long its consumers stopped.
 
-Both transforms take journal events (schemas.JOURNAL_SCHEMA columns) in any order and never
-collect, read or write; event order is (ts, node, seq), see `events`.
-
+Both transforms are pure: journal events (schemas.JOURNAL_SCHEMA columns) in any order in; event
+order is (ts, node, seq), see `events`.
 - rebalance_timeline: one row per `rebalance_completed`, in event order.
-- rebalance_summary: one row per group that has any rebalance or member event (so a group whose
-  members came and went without a completed rebalance is listed, with rebalances = 0):
-  - a rebalance is a `rebalance_completed`; its `duration_ms` runs from the group entering
-    PreparingRebalance to the new generation, time in which no member consumes, so total_ms is
-    the group's stop-the-world time;
-  - p50_ms / p95_ms are exact, interpolating linearly between the closest ranks (Spark's
-    `percentile`): a group rebalances rarely enough that exactness costs nothing;
-  - reasons counts completions by reason; a completion without one (not written by groupctl) is
-    counted as "unknown" rather than dropped, so the counts add up to `rebalances`;
-  - unfinished counts `rebalance_started` events after the group's last `rebalance_completed`: a
-    rebalance still running when the journal ends, or abandoned by a coordinator that went away;
-  - churn = joins + leaves + expirations (member_joined, member_left, member_expired);
-  - first_ts / last_ts bound the group's rebalance and member events.
+- rebalance_summary: one row per group with any rebalance or member event (a group whose members
+  came and went without a completed rebalance is listed, with rebalances = 0):
+  - a rebalance's `duration_ms` runs from PreparingRebalance to the new generation, when no
+    member consumes, so total_ms is the group's stop-the-world time;
+  - p50_ms / p95_ms are exact (Spark's `percentile`, linear between the closest ranks);
+  - reasons counts completions by reason, a missing one as "unknown", so they add up to
+    `rebalances`;
+  - unfinished counts `rebalance_started` events after the group's last completion;
+  - churn = joins + leaves + expirations (member_joined, member_left, member_expired).
 """
 
 from __future__ import annotations

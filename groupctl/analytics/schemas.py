@@ -9,9 +9,9 @@ both, field by field), and of the lag report's rows that `analyze lag --out` wri
 - PARTITION_REPORT_SCHEMA / GROUP_REPORT_SCHEMA: `groupctl.lag.report`'s rows, field for field
   (PARTITION_FIELDS / GROUP_FIELDS, in that order).
 
-Both are read with these schemas, never inferred: inference costs a full extra pass over the input
-and would type an all-null column as string. Fields are nullable; `v` is the schema version, and a
-reader accepts the versions listed in SUPPORTED_VERSIONS.
+The inputs are read with these schemas, never inferred: inference costs a full extra pass over the
+input and would type an all-null column as string. Fields are nullable; `v` is the schema version,
+and a reader accepts the versions listed in SUPPORTED_VERSIONS.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The SparkSession every analysis runs in, and the one-line answer when PySpark is missing.
 
-A local master (`local`, `local[N]`, `local[*]`) gets a quiet loopback-only driver: it binds
-127.0.0.1, runs no web UI and no console progress bar (groupctl draws its own, see `progress`).
-Any other master URL (`spark://...`, `yarn`, `k8s://...`) is passed through untouched, with only
-the logging settings, so the cluster's own networking applies.
-
-Quiet: the driver logs only fatal errors (`log4j2.properties`); a failure reaches the caller as a
-Python exception, which the CLI reports in one line. When this process starts the JVM, the JVM's
-stderr goes through `_forward_jvm_stderr`, which drops the notice every Spark 4 JVM prints about
-the incubator module Spark loads and Spark's shell notice about log levels, so `analyze` prints
-nothing it was not asked for. A session
-already running in the process is reused as it is.
+- A local master (`local`, `local[N]`, `local[*]`) gets a loopback-only driver: it binds
+  127.0.0.1 and runs no web UI. Any other master URL (`spark://...`, `yarn`, `k8s://...`) is passed
+  through with only the settings every session gets (logging, UTC session time zone, no console
+  progress bar: groupctl draws its own, see `progress`), so the cluster's networking applies.
+- Quiet: the driver logs only fatal errors (`log4j2.properties`), and the JVM's stderr is filtered
+  of the notices every Spark 4 JVM prints at start (JVM_NOTICES), so `analyze` prints nothing it
+  was not asked for. A failure reaches the caller as a Python exception.
+- A session already running in the process is reused.
 """
 
 from __future__ import annotations

@@ -3,12 +3,12 @@
 Usage errors found while parsing (an unknown option, `--to-offset abc`) are reported like every
 other expected failure: one line on stderr, `groupctl: error: ...`, exit status 2.
 
-Startup cost matters (`groupctl --help` is run interactively and by completion scripts): this
-module and the command modules import neither kafka, kazoo nor pyspark at import time; each
-command imports what it needs when it runs. A command group's module is imported, and its click
-commands built, only when the group is looked up (`LazyCommandGroups`): `groupctl group describe`
-does not build `offsets`, `zk`, ... (~8 ms of a ~120 ms run); `--help` and completion, which
-list every group, load them all.
+Startup cost matters (`groupctl --help` is run interactively and by completion scripts;
+bench/cli_latency.py measures it): this module and the command modules import neither kafka,
+kazoo nor pyspark at import time; each command imports what it needs when it runs. A command
+group's module is imported, and its click commands built, only when the group is looked up
+(`LazyCommandGroups`): `groupctl group describe` does not build `offsets`, `zk`, ...; `--help`
+and completion, which list every group, load them all.
 """
 
 from __future__ import annotations

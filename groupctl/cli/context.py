@@ -5,9 +5,10 @@ consoles (CliRunner captures them) and environment variables (`GROUPCTL_BOOTSTRA
 `GROUPCTL_ZK`). `guard` turns the expected failures of ops (`OpsError`) and of the CLI itself
 (`CliError`) into one line on stderr and the error's exit status — never a traceback.
 
-`with_global_options` lets every command also take --bootstrap, --zk and --output after its
-name (`groupctl group describe g --output json`), as operators type them; given there, they
-override the same options given before the command and the environment variables.
+`with_global_options` lets a command also take --bootstrap, --zk and --output after its name
+(`groupctl group describe g --output json`), as operators type them; given there, they override
+the same options given before the command and the environment variables. (`app` applies it to
+every command that has no options of those names.)
 """
 
 from __future__ import annotations

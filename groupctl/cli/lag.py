@@ -5,13 +5,12 @@ the chosen groups through the Kafka protocol (`groupctl.ops.lag_record`), and wr
 as one new JSON Lines file under --out (`groupctl.ops.lag_dataset`), on a fixed cadence
 (`groupctl.ops.lag_schedule`).
 
-It runs until --duration elapses or SIGINT/SIGTERM arrives, then exits 0 after finishing or
-discarding the round in flight. A round that fails (the cluster unreachable, a coordinator
-restarting) prints one warning line on stderr and recording goes on at the next slot. A
-progress line per round goes to stderr only when stderr is a terminal. The summary at the end
-goes to stdout (one JSON object with --output json: out, cluster, rounds, failed_rounds, rows,
-files, skipped_groups, missed_slots, ended_by). Nothing imports pyspark; the ops modules load
-when the command runs, not at start-up.
+It runs until --duration elapses or SIGINT/SIGTERM arrives, finishing or discarding the round in
+flight, and exits 0, or 1 when every round failed (nothing was sampled). A failed or incomplete
+round prints one warning line on stderr and recording goes on at the next slot. A progress line
+per round goes to stderr only when stderr is a terminal. The summary goes to stdout (one JSON
+object with --output json: out, cluster, rounds, failed_rounds, rows, files, skipped_groups,
+missed_slots, ended_by). Nothing imports pyspark; the ops modules load when the command runs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Console entry point: run the app, turning expected failures into one line and an exit status.
 
-Usage errors are reported by Typer itself (exit 2); a `CliError` raised by a command becomes
-`groupctl: error: <message>` on stderr with the error's status; nothing expected prints a
-traceback.
+Usage errors become one line and exit 2 in the app itself (`app.OneLineUsageErrors`); a
+`CliError` that reaches this function becomes `groupctl: error: <message>` on stderr with the
+error's status; nothing expected prints a traceback.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Rendering: rich tables for people, JSON for scripts. No command prints anything else.
+"""Rendering helpers: rich tables for people, JSON for scripts.
 
 JSON output is one document per command (`emit_json`), or one object per line for streams
 (`emit_json_line`), built from the ops dataclasses' `to_json()` — the documented, stable keys.
+Everything goes through the `CliEnv` consoles, so tests capture it.
 """
 
 from __future__ import annotations

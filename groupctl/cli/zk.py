@@ -110,11 +110,11 @@ def watch(
     from groupctl.ops.zk import zk_watch
 
     current = env(ctx)
-    for document in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout):
+    for stored in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout):
         if current.json:
-            render.emit_json_line(current, document)
+            render.emit_json_line(current, stored.stored)
         else:
-            members = len(document.get("members") or [])
-            current.out.print(f"generation {document.get('generation')}  state={document.get('state')}  "
-                              f"members={members}  leader={document.get('leader')}", markup=False,
+            document = stored.document
+            current.out.print(f"generation {document.generation}  state={document.state}  "
+                              f"members={len(document.members)}  leader={document.leader}", markup=False,
                               highlight=False)

@@ -1,42 +1,24 @@
-"""A small synchronous Kafka protocol client for the operator tools.
+"""A small synchronous Kafka protocol client for the operator tools: any Kafka cluster, and
+groupctl's coordinator (which also serves `groupctl.protocol.extensions`).
 
-Speaks the wire protocol with kafka-python's generated message classes over plain blocking
-sockets. It is built for one-shot commands (a CLI invocation), so it does as little as it can:
-
-- it imports only the kafka-python modules defining the messages it sends (`MESSAGES`; any
-  other API key falls back to `groupctl.protocol.schemas`, which loads them all), together
-  with `groupctl.client.kafka_import` keeping kafka-python's package `__init__`s out of the way;
-- one connection per broker address, opened lazily and reused for every request to that node
-  (the bootstrap connection doubles as the connection to the node it reaches);
-- one ApiVersions exchange per connection; each request then uses the highest version both
-  sides support within the range the caller can build;
-- `call_many` pipelines requests: all are written before any response is read (Kafka answers
-  requests on one connection in order), across any number of connections;
-- messages go through kafka-python's interpreted codec, not the compiled one (`encode_request`,
-  `decode_response`): a command sends each message once or a few times, and compiling a codec
-  costs more than interpreting the schema for a handful of messages.
-
-Works against any Kafka cluster and against groupctl's coordinator (which also advertises the
-extension APIs of `groupctl.protocol.extensions`).
+Built for one-shot commands (bench/cli_latency.py measures them): it imports only the modules of
+the messages it sends (`MESSAGES`, with `kafka_import`), uses kafka-python's interpreted codec
+(compiling one pays off only over many messages), keeps one lazily opened connection per broker
+address, negotiates versions once per connection (ApiVersions; then the highest version both
+sides serve within the caller's range), and `call_many` pipelines across connections.
 
 Invariants:
-- A client's whole life is bounded: by default everything it does (connecting, negotiating,
-  every request and retry) ends within `timeout` seconds of its creation (`deadline`), so a
-  one-shot command fails within `timeout` however many round trips it needs. A long-lived
-  caller (a watch) passes its own `deadline` (`math.inf`: none).
-- Within that, every blocking socket operation is bounded: connecting to the bootstrap servers
-  shares one deadline of `timeout` seconds; each response must arrive within `timeout` seconds
-  (plus the server-side wait a long-polling caller asks for).
-- Transport failures become `Unreachable` (`ConnectionFailed`, naming the node, once the
-  bootstrap servers have been reached), a missing API or version `Unsupported`, an
-  undecodable response `OpsError`; nothing else escapes for expected failures. A failed
-  connection is dropped, so the next request to that node connects again: retrying on another
-  coordinator is `groupctl.client.kafka_apis.GroupCoordinator`'s job, not this client's.
-- `find_coordinator` waits (within the timeout) while the cluster has no coordinator for the
-  group yet, and asks the bootstrap servers again when the one it asked drops the connection.
-- ApiVersions is decoded with response header v0 whatever its version (kafka-python's
-  ApiVersionsResponse does this); an UNSUPPORTED_VERSION answer is retried once at the highest
-  ApiVersions version the broker listed (v0 if it listed none).
+- A client's whole life is bounded: by default everything it does ends within `timeout` seconds
+  of its creation (`deadline`), however many round trips it needs. A long-lived caller (a watch)
+  passes its own `deadline` (`math.inf`: none); each exchange is still bounded by `timeout`
+  (plus the server-side wait a long poll asks for).
+- Expected failures are `Unreachable` (`ConnectionFailed` naming the node, once a bootstrap
+  server was reached), `Unsupported` (a missing API or version) or `OpsError` (an undecodable
+  response). A failed connection is dropped; the next request to that node connects again.
+  Following a moved coordinator is `kafka_apis.GroupCoordinator`'s job; `find_coordinator` only
+  asks again while the cluster has no coordinator for the group or the bootstrap connection drops.
+- ApiVersionsResponse keeps kafka-python's own decode (an error answer is a v0 body whatever the
+  version asked); UNSUPPORTED_VERSION is retried once, at the highest version the broker listed.
 """
 
 from __future__ import annotations

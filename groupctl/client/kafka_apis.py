@@ -1,41 +1,28 @@
-"""The Kafka APIs the operator tools call, one `*_call` builder and one `parse_*` per API.
+"""The Kafka APIs the operator tools call: request builders (`*_call`, to pipeline several in one
+`KafkaClient.call_many`), parsers (`parse_*`) into plain data, and one-call helpers.
 
-Builders return a `Call` (so callers can pipeline several in one `KafkaClient.call_many`);
-parsers turn a decoded response into plain Python data and map error codes. Version ranges are
-the ones whose request layout these builders know, chosen so that every Kafka broker since 2.x
-and groupctl's coordinator share a version:
-
-| API | versions | why the range |
-|---|---|---|
-| ListGroups (16) | 0-5 | v4 adds the state filter (applied here as well, for older brokers) |
-| DescribeGroups (15) | 0-6 | v6 answers an unknown group with GROUP_ID_NOT_FOUND, before: state Dead |
-| OffsetFetch (9) | 2-7 | v2 allows "all partitions"; v8+ batches groups (not needed) |
-| OffsetCommit (8) | 2-9 | v10 names topics by id |
-| ListOffsets (2) | 1-11 | v1 is the single-offset form |
-| DeleteGroups (42) | 0-2 | |
-| OffsetDelete (47) | 0 | |
-| GroupctlDescribeGroup (32000) | 0 | groupctl only |
+Version ranges are those whose request layout the builders know, chosen so that every Kafka broker
+since 2.x and groupctl's coordinator share one: ListGroups 0-5 (v4 adds the state filter, which
+`groupctl.ops.groups` also applies for older brokers), DescribeGroups 0-6 (v6 answers an unknown
+group GROUP_ID_NOT_FOUND, before it is Dead), OffsetFetch 2-7 (v2 allows "all partitions"; v8+
+batches groups), OffsetCommit 2-9 (v10 names topics by id), ListOffsets 1-11, DeleteGroups 0-2,
+OffsetDelete 0, GroupctlDescribeGroup 0.
 
 Errors: the coordinator-moved codes (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-NOT_COORDINATOR) raise `CoordinatorMoved` so callers can find the coordinator again; other
-group-level errors raise `OpsError` naming the Kafka error. Per-partition errors are returned,
-not raised, because callers report them per partition.
+NOT_COORDINATOR) raise `CoordinatorMoved`; GROUP_ID_NOT_FOUND raises `NotFound`; other group-level
+errors raise `OpsError` naming the Kafka error. Per-partition errors are returned, not raised.
 
-Finding the coordinator again is `GroupCoordinator.run`, the one retry mechanism of every
-group-scoped operation (describe, offsets, group delete, rebalance trigger and watch): it runs
-the operation against the current coordinator and, when the operation raises `CoordinatorMoved`
-or loses (or cannot open) its connection to that coordinator, asks FindCoordinator again and
-runs the whole operation again, with growing pauses, within the client's timeout. Retrying the
-whole operation is what makes it safe: an operation reads what it needs from the coordinator it
-runs against. An operation that writes must make a repeated run write the same thing (see
-`groupctl.ops.offsets`: a reset is planned once). As in Kafka's admin client, a write whose
-answer was lost with the connection is sent again, so a delete repeated that way reports the
-group as not found.
+`GroupCoordinator.run` is the one retry mechanism of every group-scoped operation: when the
+operation raises `CoordinatorMoved` or loses its connection to the coordinator, it asks
+FindCoordinator again and runs the whole operation again, with growing pauses, within the client's
+timeout. Safe because an operation reads what it needs from the coordinator it runs against; one
+that writes must make a repeated run write the same thing (`groupctl.ops.offsets`: a reset is
+planned once). As in Kafka's admin client, a write whose answer was lost is sent again, so a group
+delete repeated that way reports the group as not found.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
@@ -51,6 +38,8 @@ from groupctl.client.kafka import (
     error_name,
     retry_pauses,
 )
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.groups import GroupDocument
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
 TopicPartition = tuple[str, int]
@@ -372,15 +361,14 @@ def groupctl_document_call(coordinator: Node, group: str, after_generation: int 
     return Call(coordinator, DESCRIBE_GROUP_KEY, (0, 0), build, extra_wait_s=max_wait_ms / 1000)
 
 
-def parse_groupctl_document(response: Any, group: str) -> Optional[dict]:
-    """The document as a dict; None when the group has no document."""
+def parse_groupctl_document(response: Any, group: str) -> Optional[GroupDocument]:
+    """The group's document; None when the group has no document."""
     if response.error_code == GROUP_ID_NOT_FOUND:
         return None
     _check_group_error(response.error_code, group, "GroupctlDescribeGroup")
     if response.document is None:
         return None
     try:
-        document = json.loads(response.document)
-    except ValueError as exc:
+        return GroupDocument.decode(group, response.document.encode())
+    except LayoutError as exc:
         raise OpsError(f"the coordinator sent an unreadable document for group '{group}': {exc}") from None
-    return document if isinstance(document, dict) else None

@@ -1,20 +1,19 @@
 """Import kafka-python's protocol layer without running its heavy package `__init__`s.
 
 `import kafka.protocol.x` first runs `kafka/__init__.py`, which imports the consumer, producer
-and admin clients (~60 ms of the ~100 ms `import kafka` costs), and
-`kafka/protocol/admin/__init__.py`, `consumer/__init__.py` and `producer/__init__.py`, which
-define every message class of their area (~20 ms, most of it loading JSON schemas). The
-operator tools need a dozen message classes (`groupctl.client.kafka` imports exactly the
-modules that define them). Importing this module, before anything imports `kafka`, registers
-those packages with their real spec and path but without executing their `__init__`, so
-submodule imports load only what they use.
+and admin clients, and `kafka/protocol/{admin,consumer,producer}/__init__.py`, which define every
+message class of their area: most of what `import kafka` costs. The operator tools need a dozen
+message classes (`groupctl.client.kafka` imports exactly the modules that define them).
+Importing this module, before anything imports `kafka`, registers those packages (LAZY_PACKAGES)
+with their real spec and path but without executing their `__init__`, so submodule imports load
+only what they use.
 
 Invariant: nothing observable changes for other code in the process. The first access to any
-attribute a package does not have yet (`kafka.KafkaConsumer`, `from kafka import
-KafkaProducer`, `from kafka.protocol.admin import CreateTopicsRequest`, `kafka.__version__`)
-runs that package's real `__init__` in the same module object, once. When `kafka` is already
-imported, this module does nothing. (`groupctl.protocol.schemas`, which walks every message
-class, touches each package's `__all__` for that reason.)
+attribute a package does not have yet (`kafka.KafkaConsumer`, `from kafka.protocol.admin import
+CreateTopicsRequest`, `kafka.__version__`) runs that package's real `__init__` in the same module
+object, once. When `kafka` is already imported, this module does nothing.
+(`groupctl.protocol.schemas`, which walks every message class, touches each package's `__all__`
+for that reason.)
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@ data watch handed over to the caller's thread.
 
 Invariants:
 - One kazoo session per `ZkSession` block, on kazoo's plain threading handler: the tools are
-  synchronous. Connecting is bounded by `timeout_s` (default 6 s) and so is every request (a
-  window of pipelined reads, `get_many`, shares one bound); running out of time is
-  `Unreachable`, never a hang. Other ZooKeeper failures are `OpsError`, naming the request.
+  synchronous. Connecting is bounded by `timeout_s` and so is every request (a window of
+  pipelined reads, `get_many`, shares one bound); running out of time is `Unreachable`, never a
+  hang. Other ZooKeeper failures are `OpsError`, naming the request.
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
-  coordinator's store. A missing chroot reads as missing znodes; nothing here creates it.
+  coordinator's store. A missing chroot reads as missing znodes; only `create`, which makes
+  missing parents, would create it.
 - `watch` hands kazoo's callback thread over to the caller's thread through a queue; changes in
   quick succession can be seen as one (ZooKeeper watches are one-shot and kazoo's DataWatch
   re-reads the node).

@@ -1,25 +1,23 @@
 """Journal events: what happened to groups, as the coordinator's event journal records it.
 
-Each builder returns one event (`groupctl.layout.journal` declares every field) as a plain dict,
-ready for JSON: the common
-fields `v`, `ts` (the core's `now_ms` of the operation), `node` (the coordinator node id),
-`event` and `group`, then the fields of its type. `seq` is not here: the journal writer
-(`groupctl.server.journal`) numbers events as it writes them. Fields an event type does not have
-are absent (readers treat them as null); a field of its type that has no value is null.
+Invariants:
+- Each builder returns one event as a plain, JSON-ready dict with exactly the fields
+  `groupctl.layout.journal` declares (a test holds them to it): the common `v`, `ts` (the core's
+  `now_ms` of the operation), `node`, `event` and `group`, then its type's fields, null when they
+  have no value. `seq` is added by the writer (`groupctl.server.journal`).
+- Builders are pure and cheap (the commit path builds one event per partition); their dicts are
+  never mutated after the core returns them.
+- Replaying stored records emits nothing: replay rebuilds state, it is not new history.
 
-When (the classic core's emission points; a core operation puts its events in its `Result`):
-- `rebalance_started`: a group enters PreparingRebalance from a settled state (a new rebalance
-  episode, see `classic.causes`); a join phase restarted within the episode is not a new one.
+When (the classic core's emission points; an operation puts its events in its `Result`):
+- `rebalance_started`: a group enters PreparingRebalance from a settled state (a new episode, see
+  `classic.causes`); a join phase restarted within the episode is not a new one.
 - `rebalance_completed`: the group document that completes the episode is written.
-- `member_joined`: a member is admitted (a pending member told MEMBER_ID_REQUIRED is admitted
-  when it comes back with its id; a static member's restart admits its new member id).
+- `member_joined`: a member is admitted (a pending member when it comes back with its id; a static
+  member's restart admits its new member id).
 - `member_left`: LeaveGroup. `member_expired`: removed by the coordinator (see EXPIRED_*).
 - `offset_commit`: one per accepted partition. `offset_delete`: one per deleted committed offset.
 - `group_deleted`: DeleteGroups.
-Replaying stored records emits nothing: replay rebuilds state, it is not new history.
-
-Invariants: builders are pure and cheap (the commit path builds one event per partition), and
-their dicts are never mutated after the core returns them.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ replayed to rebuild state after a restart or a takeover.
 Invariants:
 - Records are immutable values with no behaviour; they name a group or topic and carry
   everything needed to rewrite its stored form.
-- A `GroupMetadataRecord` carries the complete group document (docs/zookeeper-layout.md), never a delta:
+- A `GroupMetadataRecord` carries the complete group document (`groupctl.layout.groups`), never a delta:
   the store writes it with one compare-and-set write.
 - An `OffsetCommitRecord` is one partition's committed offset; the records of one commit request
   are persisted together (one transaction) or not at all.
@@ -16,7 +16,9 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
+
+from groupctl.layout.groups import GroupDocument
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class GroupMetadataRecord:
     when the group empties, and when it is loaded back."""
 
     group: str
-    document: dict[str, Any]
+    document: GroupDocument
 
 
 @dataclass(frozen=True)

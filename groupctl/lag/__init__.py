@@ -1,6 +1,6 @@
 """Consumer lag, judged the same way by every caller: the lag of a committed offset
-(`offsets`), the window of a partition's samples that the status rules read (`window`) and the
-rules themselves (`rules`).
+(`offsets`), the window of a partition's samples that the status rules read (`window`), the
+rules themselves (`rules`) and the rows `analyze lag` reports (`report`).
 
 Pure Python, no I/O and no clock: `group describe`, `offsets show`, `analyze lag` (whose Spark
 job only gathers each partition's window at scale) and the benchmarks all call these modules, so

@@ -2,22 +2,17 @@
 next (how far behind in time, is it catching up, when), and each group's roll-up.
 
 Rows are plain dicts with exactly the fields of PARTITION_FIELDS / GROUP_FIELDS
-(docs/lag-and-rebalances.md, "analyze lag"), ready for JSON and for Parquet. Beyond the status (`rules`):
-
-- No frozen lag: `current_lag` is the latest valid sample's (`offsets.consumer_lag`: 0 with
-  `ahead_of_log_end` when the committed offset is past the log end), whether or not a commit came
-  with it, so a stopped consumer's lag keeps growing.
-- Lag in time: `lag_seconds` = now - the estimated produce time of the oldest unconsumed message
-  (the one at offset `committed`), interpolated linearly between the two valid samples whose log
-  ends straddle it (`window.produced_between`: t0, e0 and t1, e1):
-  t0 + (t1 - t0) * (committed + 1 - e0) / (e1 - e0). 0 when nothing is unconsumed. When the
-  message predates the recording, now - the first valid sample's time, flagged by
-  `lag_seconds_is_lower_bound`.
-- Trend: `consume_rate` / `produce_rate` are the committed / log-end deltas between the window's
-  first and last entries per second of their span (None for a zero span); `lag_trend` =
-  produce_rate - consume_rate (positive = falling behind); `catch_up_seconds` = current_lag /
-  (consume_rate - produce_rate) while that is positive, 0 when nothing is unconsumed, else None;
-  None for STOP too, whose window rates are from before the consumer stopped.
+(docs/lag-and-rebalances.md, "analyze lag"), ready for JSON and Parquet. Beyond the status:
+- `current_lag` is the latest valid sample's (`offsets.consumer_lag`), commit or not: no frozen lag.
+- `lag_seconds` = now - the estimated produce time of the message at offset `committed`,
+  interpolated between the two valid samples whose log ends straddle it
+  (`produced_between`: t0, e0 and t1, e1): t0 + (t1 - t0) * (committed + 1 - e0) / (e1 - e0);
+  0 when nothing is unconsumed; when the message predates the recording, now - the first valid
+  sample's time, flagged by `lag_seconds_is_lower_bound`.
+- `consume_rate` / `produce_rate`: committed / log-end deltas per second between the window's
+  first and last entries (None for a zero span); `lag_trend` = produce_rate - consume_rate;
+  `catch_up_seconds` = current_lag / (consume_rate - produce_rate) while that is positive, 0 when
+  nothing is unconsumed, else None, and None for STOP (its rates predate the stop).
 """
 
 from __future__ import annotations

@@ -1,46 +1,22 @@
 """The lag status rules: a partition's `PartitionWindow` -> OK, WARN, STOP, STALL or REWIND, and a
-group's partitions -> OK, WARN or ERR. Two rule sets, chosen with `analyze lag --rules`:
+group's partitions -> OK, WARN or ERR (as bad as its worst partition; STOP, STALL, REWIND are ERR).
 
-GROUPCTL (the default), first match wins:
-  1. fewer than `size` valid samples: OK (the window is not full yet);
-  2. current lag <= allowed lag: OK;
-  3. an entry's committed offset is below the entry's before it: REWIND;
-  4. messages have waited, with no commit, for longer than the window spans (now - the time the
-     log end passed the committed offset after the last commit > last - first entry): STOP,
-     whatever lag the window held before the commits stopped;
-  5. no entry caught up (lag 0): STALL if every entry has the same offset, else WARN if lag never
-     decreased from one entry to the next;
-  6. OK.
+Two rule sets, chosen with `analyze lag --rules`; docs/lag-and-rebalances.md ("analyze lag") states
+both, rule by rule, and how they differ:
+- GROUPCTL (the default), first match wins: window not full yet, or lag <= allowed: OK; a
+  committed offset went back within the window: REWIND; messages have waited with no commit for
+  longer than the window spans: STOP; no entry caught up: STALL (offset never moved) or WARN (lag
+  never decreased); else OK. STOP is timed from when messages started waiting
+  (`lagging_since`), not from the last commit, so a consumer that dies caught up turns STOP, and
+  one that caught up and idles (committing only when its offset moves) does not turn STOP the
+  moment one message arrives.
+- BURROW: Burrow's evaluator as its code has it (linkedin/Burrow,
+  core/internal/evaluator/caching.go, v1.3.7 to v1.9.5) with `minimum-complete` 0, over the same
+  windows, to compare with a Burrow.
 
-BURROW: Burrow's evaluator as its code has it (linkedin/Burrow, core/internal/evaluator/caching.go,
-the same from v1.3.7 to v1.9.5), with `minimum-complete` 0 (its default), over the same windows:
-  if current lag > allowed lag:
-  1. no commit for longer than the window spans, and none of the recent log ends is at or below
-     the last committed offset: STOP;
-  2. the first drop of the committed offset in the window, unless a later entry is back at or
-     above the offset before the drop: REWIND;
-  3. no entry with lag <= allowed lag: STALL if every entry has the same offset, else WARN if lag
-     never decreased;
-  otherwise OK.
-
-Where they differ, and why GROUPCTL does:
-- STOP. Burrow's test is "no commit for longer than the window spans", held back while any of
-  the recent log ends (its last `intervals` broker offsets) is at the last committed offset, so a
-  consumer that dies caught up is OK for up to a window of sampling rounds. GROUPCTL times the
-  silence from when messages started waiting instead of from the last commit: a consumer that
-  dies caught up is STOP once they have waited longer than the window spans, and a consumer
-  without group membership that caught up and idled (commits only when its offset moves) is not
-  STOP the moment one new message arrives. (Burrow's wiki lists "any zero lag in the window: OK"
-  as its first rule, which would keep a dead consumer OK for ever, and groupctl's rules had that
-  blind spot before; Burrow's code has checked STOP first since v1.0.0, PR #292, and has held it
-  back on recent broker offsets since v1.1.0, PR #338.)
-- An incomplete window. Burrow judges a partition from its first commit (a single lagging commit
-  is STALL); GROUPCTL waits for `size` samples.
-- REWIND. Burrow forgets a rewind once the offset is back where it was; GROUPCTL flags it until
-  the rewind leaves the window (an operator wants an explicit rewind seen).
-
-Both read the window built by `groupctl.lag.window`, and neither has a second implementation: the
-Spark pipeline only builds windows, and every caller evaluates them here.
+Invariants: pure functions of the window (its `now` is the only time they read). Both rule sets
+read the windows `groupctl.lag.window` defines, and neither has a second implementation: the Spark
+pipeline only builds windows, and every caller evaluates them here.
 """
 
 from __future__ import annotations

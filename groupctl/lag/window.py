@@ -1,28 +1,21 @@
 """A partition's evaluation window: what the status rules (`rules`) read of its recorded samples.
 
-Input: one partition's rows of the lag dataset (docs/lag-and-rebalances.md, "Recording lag"), as
-`Sample`s. Output: the `PartitionWindow` at evaluation time `now`. Invariants, in the order they are applied:
-
-- Only samples with `ts <= now` count. They are taken in *sample order* (ts, committed, log_end,
-  members, owner ascending, a missing value before any value): a total order, so ties between
-  samples of equal ts are broken the same way everywhere. A sample identical to the one before it
-  in that order (the same recording read twice, overlapping inputs) counts once.
-- A sample is *valid* when both `committed` and `log_end` are known; invalid ones (nothing
-  committed yet, log end unknown) take part in nothing but `last_sample_ts` and `owner`.
+Input: one partition's rows of the lag dataset (docs/lag-and-rebalances.md, "Recording lag") as
+`Sample`s; output: the `PartitionWindow` at evaluation time `now`. Invariants, in the order applied:
+- Only samples with `ts <= now` count, taken in *sample order* (ts, committed, log_end, members,
+  owner ascending, a missing value first): a total order, so ties break the same way everywhere.
+  A sample identical to another (overlapping inputs) counts once.
+- A sample is *valid* when both `committed` and `log_end` are known; invalid ones take part in
+  nothing but `last_sample_ts` and `owner`.
 - A valid sample is a *commit observation* (an entry of Burrow's window) unless the group had no
-  members (`members == 0`) and its committed offset equals the previous valid sample's: nobody was
-  there to commit, and the offset did not move. Kafka does not say when an offset was committed,
-  only what it is, so this is how a recording tells a consumer that is gone (no more commits)
-  from one that keeps committing a stuck offset. Unknown membership (null) counts as a commit.
+  members (`members == 0`) and its offset equals the previous valid sample's. Kafka does not say
+  when an offset was committed, only what it is: this tells a consumer that is gone from one that
+  keeps committing a stuck offset. Unknown membership (null) counts as a commit.
 - The window holds the last `size` entries, oldest first; `recent_log_ends` the log ends of the
-  last `size` valid samples (Burrow's history of broker offsets, one per sampling round).
-- `lagging_since` is when the log end first passed the committed offset after the last commit:
-  the first valid sample, from the last entry on, with lag > 0. Samples after the last entry are
-  not commits, so they all have its offset: from then on, the partition has waited for a commit
-  with messages to consume.
+  last `size` valid samples (Burrow's broker offsets).
+- `lagging_since`: the first valid sample, from the last entry on, with lag > 0.
 
-`analyze lag` builds the same windows on Spark (`groupctl.analytics.lag`) for datasets too large
-for one process; `partition_window` is the in-process builder, and the tests check the two agree.
+`groupctl.analytics.lag` builds the same windows on Spark; the tests check the two agree.
 """
 
 from __future__ import annotations

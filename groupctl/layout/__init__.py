@@ -1,5 +1,6 @@
 """Every format groupctl stores, with one owner each: the paths (`paths`) and one typed,
-versioned codec per document (`brokers`, `coordinators`, `rebalance_requests`, ...).
+versioned codec per document (`groups`, `offsets`, `topics`, `brokers`, `coordinators`,
+`rebalance_requests`; `journal` declares the event journal's fields).
 
 Invariants:
 - Every reader and writer of a stored document goes through its codec here: the coordinator's

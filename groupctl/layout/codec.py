@@ -14,6 +14,7 @@ class LayoutError(ValueError):
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
         self.path = path
+        self.problem = problem
 
 
 def encode(document: Any) -> bytes:

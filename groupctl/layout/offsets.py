@@ -25,6 +25,19 @@ def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
     return (encode_basestring_ascii(partition) + ":").encode() + encode(entry)
 
 
+def _check_entry(path: str, partition: str, entry: Any) -> None:
+    if not partition.isdigit():
+        raise LayoutError(path, f"partition {partition!r} is not a partition number")
+    if not isinstance(entry, dict):
+        raise LayoutError(path, f"partition {partition}: the entry must be an object, not {entry!r}")
+    for name in ("offset", "leader_epoch", "commit_timestamp_ms"):
+        value = entry.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LayoutError(path, f'partition {partition}: "{name}" must be an integer, not {value!r}')
+    if not isinstance(entry.get("metadata"), str):
+        raise LayoutError(path, f'partition {partition}: "metadata" must be a string, not {entry.get("metadata")!r}')
+
+
 class OffsetsDocument:
     """The committed offsets of one (group, topic), by partition (a string, as stored)."""
 
@@ -39,8 +52,10 @@ class OffsetsDocument:
     def decode(cls, path: str, data: Optional[bytes]) -> "OffsetsDocument":
         document = read(path, data, VERSION)
         partitions = document.get("partitions")
-        if not isinstance(partitions, dict) or not all(isinstance(e, dict) for e in partitions.values()):
+        if not isinstance(partitions, dict):
             raise LayoutError(path, f'"partitions" must be an object of entries, not {partitions!r}')
+        for partition, entry in partitions.items():
+            _check_entry(path, partition, entry)
         return cls(partitions)
 
     def to_json(self) -> dict[str, Any]:

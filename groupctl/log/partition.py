@@ -8,24 +8,18 @@ Invariants:
 - Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches) plus a
   few fields per segment; nothing is kept per batch or per record.
 - Not thread-safe: one owner (the node's event loop) appends, reads and calls listeners.
-
-Durability: an append is written to the OS (page cache) before it returns, so it survives the
-process dying; it reaches the disk on roll, `flush()` and `close()` (the node closes the logs
-on SIGTERM). On this single-replica node acks=all therefore means "in the page cache".
-`close()` leaves a clean-shutdown marker; reopening without it (a crash) re-checks the CRC of
-every batch of the active segment, and in every case truncates a torn tail.
-
-Idempotent producers: `producers` holds the partition's producer state (see `producers.py`);
-an append is checked against it before anything is written, and a duplicate of one of a
-producer's last five batches is answered with the original offsets without being written again.
-The state lives in memory; opening the log rebuilds it from the batch headers of the active
-segment only, so reopening reads at most one segment (`segment_bytes`) of headers and a producer
-whose last batches are in an older segment is unknown afterwards (accepted with any sequence).
+- Durability: an append is in the OS page cache when it returns, so it survives the process
+  dying; it reaches the disk on roll, `flush()` and `close()`. On this single-replica node
+  acks=all therefore means "in the page cache". `close()` leaves a clean-shutdown marker;
+  reopening without it re-checks the CRC of every batch of the active segment, and a torn tail
+  is always truncated.
+- Idempotent producers (`producers`): an append is checked before anything is written. The state
+  is rebuilt on open from the batch headers of the active segment only, so reopening reads at
+  most one segment of headers, and a producer whose last batches are older is unknown afterwards.
 
 Deliberate differences from Apache Kafka: no retention or compaction (the log start offset is
-the first segment's base offset, 0 unless files were removed by hand), no producer-state
-snapshots and no transactions, no time-based segment roll; the high watermark equals the log
-end offset (one replica), and so does the last stable offset.
+the first segment's base offset), no producer-state snapshots, no transactions, no time-based
+roll; the high watermark and the last stable offset equal the log end offset (one replica).
 """
 
 from __future__ import annotations

@@ -2,30 +2,23 @@
 restarts without any I/O.
 
 An id is `(block << 20) | (node_id << 10) | n`: `block` is a wall-clock millisecond taken when
-the first id is asked for, `node_id` (0..1023) is the issuing node's id, and n counts
-0 .. 2^10-1 within the block; when a block is used up the next one is max(now, block + 1).
+the first id is asked for, `node_id` (0..1023) the issuing node's id, and n counts 0 .. 2^10-1
+within the block; when a block is used up the next one is max(now, block + 1).
 
-Unique across the cluster: nodes have distinct ids (each holds its ephemeral
-`/brokers/ids/<id>`), so two nodes never share the middle bits, whatever their clocks say.
+Invariants:
+- Unique across the cluster: nodes have distinct ids (each holds its ephemeral
+  `/brokers/ids/<id>`), so two nodes never share the middle bits, whatever their clocks say.
+- Unique across restarts of one node, provided the wall clock does not step back across the
+  restart and the previous run did not hand out more than 2^10 ids per millisecond on average
+  (only that carries blocks ahead of the clock). A persisted counter would need an fsync per id
+  (or block reservations) and a data dir; the clock needs neither.
+- Ids stay below 2^63 until milliseconds reach 2^43 (year 2248). A new id starts at epoch 0;
+  `bump` (InitProducerId v3+, KIP-360) gives a producer holding an id this node issued a new epoch.
 
-Unique across restarts of one node: a restarted node's first block is a millisecond after the
-previous run began, and later than every block that run used, provided (1) the wall clock does
-not step back across the restart and (2) the previous run did not hand out more than 2^10 ids
-per millisecond on average (only that carries blocks ahead of the clock). A persisted counter
-would need an fsync per id (or block reservations) and a data dir; the clock needs neither and
-also covers a node without one, whose producers keep their old ids across its restart. Ids stay
-below 2^63 until milliseconds reach 2^43 (year 2248).
-
-Epochs: a new id starts at epoch 0. InitProducerId v3+ may name the id and epoch a producer
-holds to bump the epoch (KIP-360); see `bump`.
-
-Deliberate differences from Apache Kafka:
-- Kafka reserves blocks of 1000 consecutive ids in ZooKeeper (or the controller); here each
-  node derives its ids from the clock and its node id, which is unique without a store write
-  but limits node ids to 0..1023.
-- Kafka answers every non-transactional InitProducerId with a fresh id and epoch 0, whatever
-  id/epoch the request names; this node bumps the epoch of an id it issued (so the partitions
-  keep one producer id), and otherwise answers as Kafka does.
+Deliberate differences from Apache Kafka: Kafka reserves blocks of 1000 ids in ZooKeeper (or the
+controller), where here ids derive from the clock and the node id (no store write, but node ids
+are limited to 0..1023); Kafka answers every non-transactional InitProducerId with a fresh id,
+where this node bumps the epoch of an id it issued, so the partitions keep one producer id.
 """
 
 from __future__ import annotations

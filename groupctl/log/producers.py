@@ -1,38 +1,25 @@
 """Idempotent-producer state of one partition, with Apache Kafka's ProducerStateManager rules.
 
-For every producer id that appended to the partition the state keeps the producer's epoch and
-the metadata (first/last sequence, first/last offset) of its last five batches, in memory. The
-partition log checks every append of batches that carry a producer id (>= 0) before writing:
+Per producer id: its epoch and its last five batches (first/last sequence, first/last offset),
+in memory. The partition log checks every append of batches carrying a producer id (>= 0):
+- Duplicate (current epoch, same first and last sequence as a remembered batch: a retry whose
+  answer was lost): nothing is written; the original offsets are answered (error NONE).
+- Lower epoch: InvalidProducerEpochError (a zombie producer).
+- Higher epoch: the first sequence must be 0 (else OutOfOrderSequenceError); the window restarts.
+- Same epoch: the first sequence must be last + 1 (wrapping from 2^31-1 to 0), else
+  OutOfOrderSequenceError (a gap, or a retry older than the five remembered batches).
+- Unknown producer id: any sequence is accepted (KIP-360): its state may be gone (evicted, or
+  older than the rebuild after a restart) while the producer is fine.
 
-- Duplicate: the batch has the producer's current epoch and the same first and last sequence
-  as one of the five remembered batches (a retry whose response was lost). Nothing is written;
-  the append is answered with the original offsets, as Kafka >= 1.0 does (error NONE).
-- Lower epoch than the producer's current one: InvalidProducerEpochError (a zombie producer).
-- Higher epoch (an epoch bump): the first sequence must be 0, else OutOfOrderSequenceError; the
-  remembered batches start over.
-- Same epoch: the first sequence must follow the last one (last + 1, wrapping from 2^31-1 to 0),
-  else OutOfOrderSequenceError (a gap, or a retry older than the five remembered batches).
-- Unknown producer id: any first sequence is accepted, as Kafka >= 2.5 (KIP-360) does, because
-  the state may be gone (evicted here, lost to a restart beyond the rebuild bound) while the
-  producer is fine; the old UNKNOWN_PRODUCER_ID answer made clients reset needlessly.
+Invariants: an append is checked whole (`prepare`) and the state changes only once the write
+succeeded (`commit`); only committed state is searched for duplicates. An entry holds 1..5
+batches of its epoch, oldest first, sequences consecutive; at most `max_producers` entries, the
+least recently appended evicted first.
 
-Batches without a producer id are never checked. An append is checked as a whole first
-(`prepare`) and the state changes only when the write succeeded (`commit`), so a refused or
-failed write leaves the state as it was. Only committed state is searched for duplicates: a
-batch repeated inside one append is a sequence error, not a duplicate.
-
-Invariants: an entry holds 1..5 batches, oldest first, all of the entry's epoch, their
-sequences consecutive; at most `max_producers` entries, the least recently appended evicted
-first (it then counts as unknown).
-
-Deliberate differences from Apache Kafka:
-- No expiry by time (producer.id.expiration.ms): the state is bounded by a producer count per
-  partition instead, since the log has no clock.
-- No snapshot files: after a restart the state is rebuilt by `replay` from the headers of the
-  active segment only (see `PartitionLog`), so producers that last wrote before it are unknown.
-- A multi-batch append (Kafka accepts one batch per partition from v2-format clients) is a
-  duplicate only when every batch is one; a mix is refused as out of order.
-- Transactions are not tracked: no ongoing-transaction state, no coordinator epoch.
+Deliberate differences from Apache Kafka: no expiry by time (the log has no clock; the producer
+count bounds it); no snapshot files (`replay` rebuilds from the active segment only, see
+`PartitionLog`); a multi-batch append is a duplicate only if every batch is one (a mix is out of
+order); no transaction state.
 """
 
 from __future__ import annotations

@@ -1,38 +1,23 @@
 """The coordinator cluster as ZooKeeper shows it (`groupctl coordinator status`).
 
-Reads the cluster layout (docs/zookeeper-layout.md): the live nodes (`/brokers/ids`), the group
-partition count (`/coordinators/config`, 50 when absent), each partition's current leader
-(`/coordinators/partitions/<p>/leader`), and every group document (`/groups/<group>`), and
-reports per node which partitions it leads and the load they carry: the groups that hash to
-those partitions (`groupctl.coordinator.placement.group_partition`, as the nodes place them)
-and the members of those groups.
+Reads the live nodes (`/brokers/ids`), the group partition count (`/coordinators/config`, 50 when
+absent), each partition's leader (`/coordinators/partitions/<p>/leader`) and every group document
+(docs/zookeeper-layout.md), and reports per node the partitions it leads and their load: the
+groups that hash to them (`groupctl.coordinator.placement.group_partition`, as the nodes place
+them) and those groups' members. The JSON keys are a contract (docs/commands.md).
 
 Invariants:
-- A chroot under which nothing is registered (`groupctl.ops.zk.empty_chroot_note`: no node in
-  /brokers/ids, no /coordinators, /groups or /consumers) is `NotFound` with one line that hints
-  at the chroot, never an outage report: it is almost always a mistyped chroot. A cluster whose
-  nodes are all down keeps /coordinators and is reported (no nodes, every partition leaderless).
-- One ZooKeeper session, read-only. Reads that do not depend on each other are pipelined
-  (`ZkSession.get_many`): a cluster with thousands of groups costs a few round trips per
-  `GET_WINDOW` groups, not one per group.
-- The view is not a snapshot: znodes are read one after another while the cluster runs, so a
-  leader or group that changes meanwhile may be seen before or after its change. A group
-  deleted after it was listed is left out.
+- A chroot under which nothing is registered (`groupctl.ops.zk.empty_chroot_note`) is `NotFound`
+  with one line that hints at the chroot, never an outage report: it is almost always a mistyped
+  chroot. A cluster whose nodes are all down keeps /coordinators and is reported as an outage.
+- One read-only ZooKeeper session; independent reads are pipelined (`ZkSession.get_many`), so
+  thousands of groups cost a few round trips, not one per group.
+- Not a snapshot: znodes are read one after another while the cluster runs, so a change may be
+  seen before or after it happens. A group deleted after it was listed is left out.
 - A node is listed when it is registered or leads a partition; one that leads without a
   registration (its session is ending) has `registered` false and no address.
-- A group counts the members its document lists (the last completed rebalance); a znode under
-  `/groups` that is not a JSON object counts as a group without members.
-
-JSON keys (`ClusterStatus.to_json`), a contract:
-```
-{"group_partitions": 50, "groups": 3, "members": 4,
- "nodes": [{"node_id", "host", "port", "started_at_ms", "registered",
-            "partitions": [0, 1, ...], "groups", "members"}],
- "leaderless_partitions": [7, ...],
- "partitions": [{"partition", "leader", "epoch", "groups", "members"}]}
-```
-`nodes` is sorted by node id, `partitions` by partition; `leader` and `epoch` are null for a
-partition without a leader.
+- A group counts the members its document lists; a znode under `/groups` that does not decode as
+  a group document (`groupctl.layout.groups`) counts as a group without members.
 """
 
 from __future__ import annotations
@@ -44,7 +29,9 @@ from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
 from groupctl.coordinator.placement import group_partition
 from groupctl.errors import NotFound
 from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.codec import LayoutError
 from groupctl.layout.coordinators import PartitionLeader
+from groupctl.layout.groups import GroupDocument
 from groupctl.layout.paths import GROUPS, decode_name, leader_path
 from groupctl.ops.zk import empty_chroot_note, group_partitions, parse_leader, registered_brokers
 
@@ -125,11 +112,14 @@ def cluster_status(connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Clu
     for component, node in zip(components, documents):
         if node is None:
             continue  # deleted since listed
-        document = node.document
-        members = document.get("members") if isinstance(document, dict) else None
-        tally = load[group_partition(decode_name(component), count)]
+        group = decode_name(component)
+        try:
+            members = len(GroupDocument.decode(group, node.data).members)
+        except LayoutError:
+            members = 0
+        tally = load[group_partition(group, count)]
         tally[0] += 1
-        tally[1] += len(members) if isinstance(members, list) else 0
+        tally[1] += members
     partitions = tuple(
         PartitionStatus(p, leaders[p].node_id if p in leaders else None, leaders[p].epoch if p in leaders else None,
                         groups, members)

@@ -1,33 +1,32 @@
-"""Group documents as ops receives them (from ZooKeeper or a coordinator's extension API)."""
+"""Group documents as ops receives them (from ZooKeeper or a coordinator's extension API): decoded
+(`groupctl.layout.groups`), with the JSON object exactly as stored, which `zk watch` prints
+unchanged. A document that does not decode is an OpsError naming its path."""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from groupctl.errors import OpsError
+from groupctl.layout.codec import LayoutError, decode_object
+from groupctl.layout.groups import GroupDocument
+from groupctl.layout.paths import group_path
 
 
-def parse_group_document(data: Union[str, bytes, None], where: str) -> Optional[dict[str, Any]]:
-    """The JSON object in `data` (None stays None); `where` names the source in errors."""
+@dataclass(frozen=True)
+class StoredDocument:
+    document: GroupDocument
+    stored: dict[str, Any]  # the JSON object as stored
+
+
+def read_group_document(group: str, data: Union[str, bytes, None],
+                        where: Optional[str] = None) -> Optional[StoredDocument]:
+    """The group's document in `data` (None stays None); `where` names the source in errors
+    (the path alone when None)."""
     if data is None:
         return None
     try:
-        document = json.loads(data)
-    except ValueError:
-        raise OpsError(f"{where} does not hold a JSON group document") from None
-    if not isinstance(document, dict):
-        raise OpsError(f"{where} does not hold a group document (a JSON object)")
-    return document
-
-
-def document_generation(document: Optional[dict[str, Any]]) -> Optional[int]:
-    """A group document's generation (classic) or group epoch (KIP-848); None without one."""
-    if not isinstance(document, dict):
-        return None
-    return int_or_none(document.get("generation", document.get("group_epoch")))
-
-
-def int_or_none(value: Any) -> Optional[int]:
-    """`value` when it is an int (not a bool), else None: a document field read defensively."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+        stored = decode_object(group_path(group), data.encode() if isinstance(data, str) else data)
+        return StoredDocument(GroupDocument.from_json(group, stored), stored)
+    except LayoutError as exc:
+        raise OpsError(str(exc) if where is None else f"{where}: {exc}") from None

@@ -193,13 +193,6 @@ class GroupDescription:
         }
 
 
-def _generation(document: Optional[dict], group: str) -> Optional[int]:
-    if not document or document.get("group", group) != group:
-        return None
-    value = document.get("generation", document.get("group_epoch"))
-    return value if isinstance(value, int) else None
-
-
 def describe_group(
     bootstrap: str, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
 ) -> GroupDescription:
@@ -222,7 +215,7 @@ def describe_group(
             if extension:
                 try:
                     document = apis.parse_groupctl_document(responses[-1], group)
-                except OpsError:  # e.g. the store is unreadable: Kafka's view still stands
+                except OpsError:  # e.g. the store or its document is unreadable: Kafka's view still stands
                     document = None
             check_group_exists(group, info, committed)
             members = tuple(
@@ -234,7 +227,8 @@ def describe_group(
                 assigned = [(t, p) for m in members for t, ps in m.assignment.items() for p in ps]
                 offsets = partition_offsets(client, committed, assigned)
             return GroupDescription(group, info.state, info.protocol_type, info.protocol,
-                                    _generation(document, group), coordinator, members, offsets)
+                                    document.generation if document is not None else None, coordinator,
+                                    members, offsets)
 
         return apis.with_coordinator(client, group, run)
 

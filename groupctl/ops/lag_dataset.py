@@ -1,11 +1,7 @@
 """The lag dataset on disk (docs/lag-and-rebalances.md, "Recording lag"), as `groupctl lag record`
-appends to it:
-
-    DIR/date=YYYY-MM-DD/hour=HH/part-<first ts ms>-<pid>-<n>.jsonl
-
-date and hour are the UTC date and hour of the round's first sample time; `n` counts the files
-this writer has written (1, 2, ...), so names never collide within a process, and the pid keeps
-two recorders writing into one DIR apart.
+appends to it: `DIR/date=YYYY-MM-DD/hour=HH/part-<first ts ms>-<pid>-<n>.jsonl`, where date and
+hour are the UTC date and hour of the round's first sample time and `n` counts this writer's
+files (1, 2, ...), so names never collide within a process and the pid keeps two recorders apart.
 
 Invariants:
 - One new file per round with rows (a round without rows writes nothing); a file is never
@@ -16,7 +12,7 @@ Invariants:
   parent after creating it, so a file `write_round` returned survives a crash of the machine.
 - A failure before the rename removes the temp file and is raised; only a crash can leave a
   dot-file behind (ignored by readers).
-- Rows are JSON Lines: one compact JSON object per line, `\n`-terminated, ASCII (non-ASCII
+- Rows are JSON Lines: one compact JSON object per line, newline-terminated, ASCII (non-ASCII
   characters escaped), hence valid UTF-8.
 """
 

@@ -1,36 +1,24 @@
 """One sampling round of `groupctl lag record`: per (group, topic, partition), the committed
-offset, the log-end offset and the group's state, member count and partition owner — the rows
-of the lag dataset (docs/lag-and-rebalances.md, "Recording lag"; schema version 1).
+offset, the log-end offset and the group's state, member count and partition owner, as rows of
+the lag dataset (docs/lag-and-rebalances.md, "Recording lag"; schema version 1).
 
-Kafka protocol only, so it samples any Kafka cluster as well as groupctl's coordinator. A round
-runs on a `KafkaClient` of its own whose deadline (`timeout` seconds) bounds the whole round;
-no connection outlives a round, so a coordinator that restarted is simply connected to again.
-
-A round:
-1. Which groups, on which coordinator. All groups: ListGroups on every broker Metadata names,
-   pipelined (in a cluster each node lists the groups it coordinates). Named groups:
-   FindCoordinator, remembered across rounds until a request to that coordinator fails.
-2. Per group, DescribeGroups + OffsetFetch to its coordinator, pipelined across every
-   coordinator (at most PIPELINE_GROUPS groups per exchange, so neither side's socket buffers
-   fill up with unread answers). A group's `ts` is taken when the exchange carrying its
-   committed offsets has been read.
-3. The log-end offsets of every partition of the round: one Metadata and one batched ListOffsets
-   LATEST (one request per partition leader, pipelined).
-
-Partitions sampled per group: every partition with a committed offset, plus every partition in
-a member's assignment (consumer protocol; the assignment of other protocol types is opaque).
+Kafka protocol only, so it samples any Kafka cluster. A round: (1) the groups and their
+coordinators (all groups: ListGroups on every broker, pipelined; named groups: FindCoordinator,
+remembered across rounds until a request to that coordinator fails); (2) DescribeGroups +
+OffsetFetch per group, pipelined across coordinators, PIPELINE_GROUPS groups per exchange so no
+socket buffer fills with unread answers (a group's `ts` is when its exchange was read); (3) one
+Metadata and one batched ListOffsets LATEST per partition leader. A group's partitions are those
+with a committed offset plus those in a member's assignment (consumer protocol only).
 
 Invariants:
-- A group's rows appear only if its whole sample succeeded (state, members and committed
-  offsets); a group that fails is left out of the round with a `Problem` naming it, the other
-  groups go on. A group that does not exist yields no rows and no problem (nothing to sample).
-- A node that fails mid-exchange costs only what it serves (the groups it coordinates or lists,
-  the partitions it leads): the exchange is repeated without it, at most once per node.
-- `log_end` is None for a partition whose leader is unknown or could not be asked.
-- What fails one group or one node is a `Problem` of the round; what fails the round as a
-  whole (no bootstrap server answers, the Metadata that names the brokers, an undecodable
-  answer, an API version the cluster lacks) raises `OpsError`. Nothing here prints or writes
-  files; it sleeps only in the client's bounded retries.
+- A round runs on a `KafkaClient` of its own whose deadline bounds it; no connection outlives a
+  round, so a restarted coordinator is simply connected to again.
+- A group's rows appear only if its whole sample succeeded; a group that fails is left out with
+  a `Problem` naming it. A group that does not exist yields no rows and no problem.
+- A node failing mid-exchange costs only what it serves: the exchange is repeated without it, at
+  most once per node. `log_end` is None where the leader is unknown or could not be asked.
+- What fails the whole round (no bootstrap server, the Metadata naming the brokers, an
+  undecodable answer, a missing API version) raises `OpsError`. Nothing here prints or writes.
 """
 
 from __future__ import annotations

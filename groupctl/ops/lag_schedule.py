@@ -1,24 +1,20 @@
 """The round loop of `groupctl lag record`: sample and write one round per slot of a fixed
 cadence, until a duration elapses or a stop is requested.
 
-Cadence: slot k is due at start + k * interval on the monotonic clock. A round that runs past
-later slots skips them (`RoundOutcome.overran_slots`), so rounds neither drift nor bunch up
-after a slow one. With a duration D only the slots with k * interval < D run; the loop ends as
-soon as none is left (it does not sleep out the rest of D).
-
-Stopping: `request_stop()` is meant for a SIGINT/SIGTERM handler running on the thread that
-iterates `rounds()`. While the loop waits for a slot or samples, it interrupts at once (the
-sample in flight is discarded: nothing of it was written); while a round's file is being
-written, the file is finished first and the loop ends after it. So a stop never leaves a
-partial file and never loses one that was written.
-
-Failures: an `OpsError` from sampling, a round in which nothing could be sampled
-(`RoundSample.failed`) and an `OSError` from writing make that round failed
-(`RoundOutcome.error`); the next round runs at its slot, so recording lives through a
-coordinator restart.
-
-Bounds: the loop ends by the duration or by a stop; each round is bounded by its sampler's
-timeout, each wait by the interval.
+Invariants:
+- Cadence: slot k is due at start + k * interval on the monotonic clock. A round that runs past
+  later slots skips them (`RoundOutcome.overran_slots`), so rounds neither drift nor bunch up.
+  With a duration D only the slots with k * interval < D run, and the loop ends as soon as none
+  is left (it does not sleep out the rest of D).
+- Stopping: `request_stop()` is meant for a SIGINT/SIGTERM handler on the thread that iterates
+  `rounds()`. A wait or a sample in flight is interrupted at once (nothing of it was written); a
+  round's file being written is finished first. So a stop never leaves a partial file and never
+  loses one that was written.
+- Failures: an `OpsError` from sampling, a round in which nothing could be sampled
+  (`RoundSample.failed`) and an `OSError` from writing fail that round (`RoundOutcome.error`);
+  the next round runs at its slot, so recording lives through a coordinator restart.
+- Bounded: the loop by the duration or a stop, each round by its sampler's timeout, each wait by
+  the interval.
 """
 
 from __future__ import annotations

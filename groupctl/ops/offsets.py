@@ -1,36 +1,26 @@
 """Committed offsets of a group: show, commit, reset, import, export, delete.
 
 Works against any Kafka cluster through the group's coordinator (OffsetFetch, OffsetCommit,
-OffsetDelete) and the partition leaders (ListOffsets). Lag per partition comes from
-`groupctl.ops.lag`.
+OffsetDelete) and the partition leaders (ListOffsets); lag comes from `groupctl.ops.lag`.
 
 Invariants:
-- Every operation but commit needs a group that exists (`groups.check_group_exists`, the test
-  `group describe` applies): an unknown group is `NotFound` ("group 'x' does not exist", exit 1),
-  not an empty answer or an empty plan, so a mistyped group id never looks like a group with
-  nothing to do. `commit_offsets` is how a new group gets its first offsets. A deliberate
-  difference from kafka-consumer-groups.sh, which resets (and so creates) a group that does not
-  exist yet, as it describes one as Dead.
-- Changing offsets (commit, reset, import) requires an inactive group: Empty, Dead, or (commit
-  only) one that does not exist yet. Otherwise `Refused` names the state and member count and
-  nothing is changed — for dry runs too, as kafka-consumer-groups.sh does. The commit itself is a "simple"
-  commit (generation -1, no member id), which the coordinator also refuses while the group has
-  members, so a consumer joining between the check and the commit cannot be overwritten.
-- Every topic and partition an operator names must exist (`BadInput`, exit 2) before anything
-  is committed; reset plans are computed by the pure `groupctl.ops.reset.plan_reset`, which
-  clamps offsets the operator supplied to each partition's range and records the clamping. Errors
-  about partitions a plan file names start with the file's name.
-- Group ids are checked (`groups.check_group_id`) and partitions and offsets must fit the wire
-  (`reset.check_offsets`) before anything is sent.
-- Deleting offsets: a named partition of an existing topic must exist (`BadInput`); one the
-  group has no committed offset for is reported per partition ("no committed offset", not
-  deleted) and not sent to the coordinator.
+- Every operation but commit needs a group that exists (`groups.check_group_exists`): an unknown
+  group is `NotFound`, never an empty plan, so a mistyped group id never looks like a group with
+  nothing to do; `commit_offsets` is how a new group gets its first offsets. (A deliberate
+  difference: kafka-consumer-groups.sh resets, and so creates, a group that does not exist yet.)
+- Changing offsets (commit, reset, import) requires an inactive group (Empty, Dead, or not yet
+  existing), dry runs included; otherwise `Refused` names the state and member count. The commit
+  is a simple commit (generation -1, no member id), which the coordinator refuses while the group
+  has members, so a consumer joining between the check and the commit is never overwritten.
+- Inputs are checked before anything is committed: group ids (`groups.check_group_id`) and
+  numbers that must fit the wire (`reset.check_offsets`) before anything is sent, every named
+  topic and partition against the cluster (`BadInput`). Plans come from the pure `reset.plan_reset`.
+- Deleting offsets: a partition without a committed offset is reported per partition and not sent.
 - Resets and imports are dry runs unless `execute=True`; the returned plan says which.
-- Every operation runs through `kafka_apis.with_coordinator`, so it runs again on the new
-  coordinator when the group's coordinator moves. A reset is planned once: when the commit has
-  to be sent again (its answer was lost, or the coordinator moved), the same absolute offsets
-  are sent, never a new plan (a second `--shift-by -5` from the already-shifted offsets would
-  shift twice). The group must still be inactive on the coordinator the commit goes to.
+- Every operation runs through `kafka_apis.with_coordinator`, so it runs again when the
+  coordinator moves. A reset is planned once: a repeated commit sends the same absolute offsets,
+  never a new plan (a second `--shift-by -5` would shift twice), and only if the group is still
+  inactive on the coordinator the commit goes to.
 """
 
 from __future__ import annotations

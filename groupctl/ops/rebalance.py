@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.ops.documents import document_generation, int_or_none, parse_group_document
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
+from groupctl.layout.groups import GroupDocument, LastRebalance
+from groupctl.ops.documents import StoredDocument, read_group_document
 
 LONG_POLL_MS = 5000
 """The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
@@ -118,29 +119,27 @@ class TriggerResult:
                 "message": self.message}
 
 
-def _members(document: Optional[dict[str, Any]]) -> dict[str, MemberRef]:
+def _members(document: Optional[GroupDocument]) -> dict[str, MemberRef]:
     if document is None:
         return {}
-    return {m["member_id"]: MemberRef(m["member_id"], m.get("client_id"))
-            for m in document.get("members") or []}
+    return {m.member_id: MemberRef(m.member_id, m.client_id) for m in document.members}
 
 
-def _owners(document: Optional[dict[str, Any]]) -> dict[tuple[str, int], str]:
+def _owners(document: Optional[GroupDocument]) -> dict[tuple[str, int], str]:
     if document is None:
         return {}
     return {(topic, int(partition)): owner
-            for topic, owners in (document.get("ownership") or {}).items()
+            for topic, owners in document.ownership.items()
             for partition, owner in owners.items()}
 
 
-def _cause(block: dict[str, Any]) -> Optional[MemberRef]:
-    member_id, client_id = block.get("member_id"), block.get("client_id")
-    if member_id is None and client_id is None:
+def _cause(block: LastRebalance) -> Optional[MemberRef]:
+    if block.member_id is None and block.client_id is None:
         return None
-    return MemberRef(member_id, client_id)
+    return MemberRef(block.member_id, block.client_id)
 
 
-def diff_documents(previous: Optional[dict[str, Any]], current: dict[str, Any]) -> RebalanceEvent:
+def diff_documents(previous: Optional[GroupDocument], current: GroupDocument) -> RebalanceEvent:
     """The rebalance(s) that led from `previous` (None: nothing seen before) to `current`."""
     before, after = _members(previous), _members(current)
     owners_before, owners_after = _owners(previous), _owners(current)
@@ -149,36 +148,36 @@ def diff_documents(previous: Optional[dict[str, Any]], current: dict[str, Any]) 
         for topic, partition in sorted(owners_before.keys() | owners_after.keys())
         if owners_before.get((topic, partition)) != owners_after.get((topic, partition))
     )
-    block = current.get("rebalance") if isinstance(current.get("rebalance"), dict) else {}
-    started, completed = int_or_none(block.get("started_at_ms")), int_or_none(block.get("completed_at_ms"))
+    block = current.rebalance
     return RebalanceEvent(
-        group=current.get("group"),
-        generation=document_generation(current),
-        previous_generation=document_generation(previous),
-        state=current.get("state"),
+        group=current.group,
+        generation=current.generation,
+        previous_generation=previous.generation if previous is not None else None,
+        state=current.state,
         members=len(after),
-        reason=block.get("reason"),
-        detail=block.get("detail"),
-        caused_by=_cause(block),
-        started_at_ms=started,
-        completed_at_ms=completed,
-        duration_ms=completed - started if started is not None and completed is not None else None,
+        reason=block.reason if block is not None else None,
+        detail=block.detail if block is not None else None,
+        caused_by=_cause(block) if block is not None else None,
+        started_at_ms=block.started_at_ms if block is not None else None,
+        completed_at_ms=block.completed_at_ms if block is not None else None,
+        duration_ms=block.completed_at_ms - block.started_at_ms if block is not None else None,
         members_joined=tuple(after[m] for m in sorted(after.keys() - before.keys())),
         members_left=tuple(before[m] for m in sorted(before.keys() - after.keys())),
         partitions_moved=moved,
     )
 
 
-def events(documents: Iterator[Optional[dict[str, Any]]]) -> Iterator[RebalanceEvent]:
+def events(documents: Iterator[Optional[StoredDocument]]) -> Iterator[RebalanceEvent]:
     """Events from a stream of documents whose first item is the baseline (None: no document
     yet), each later item a document with a new generation (None: the group was deleted)."""
-    previous = next(documents, None)
-    for document in documents:
-        if document is None:
+    first = next(documents, None)
+    previous = first.document if first is not None else None
+    for stored in documents:
+        if stored is None:
             previous = None
             continue
-        yield diff_documents(previous, document)
-        previous = document
+        yield diff_documents(previous, stored.document)
+        previous = stored.document
 
 
 def _extension_coordinator(client: Any, group: str) -> Any:
@@ -213,7 +212,7 @@ def _extension_call(coordinator: Any, key: int, build: Any, *, wait_s: float,
 
 
 def coordinator_documents(bootstrap: str, group: str, *,
-                          deadline: Optional[float] = None) -> Iterator[Optional[dict[str, Any]]]:
+                          deadline: Optional[float] = None) -> Iterator[Optional[StoredDocument]]:
     """Like `groupctl.ops.zk.watch_documents`, long-polling GroupctlDescribeGroup: the current
     document first, then each with a newer generation (None when the group is deleted);
     returns when `deadline` passes.
@@ -252,8 +251,8 @@ def coordinator_documents(bootstrap: str, group: str, *,
                 raise Refused(f"the coordinator could not describe group {group!r}: {error_name(response.error_code)}")
             # GROUP_ID_NOT_FOUND: no document (yet), as for a group whose first members are
             # still joining; it is waited for like a missing znode.
-            document = parse_group_document(response.document, address)
-            generation = document_generation(document)
+            document = read_group_document(group, response.document, address)
+            generation = document.document.generation if document is not None else None
             if after == -1 or (generation is not None and generation > after):
                 yield document
             elif document is None and after > 0:

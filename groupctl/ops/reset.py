@@ -1,35 +1,26 @@
 """The offset-reset planner: scopes, targets and plans, as pure functions over fetched data.
 
-Mirrors kafka-consumer-groups.sh `--reset-offsets`, which operators' fingers know:
+Mirrors kafka-consumer-groups.sh `--reset-offsets`, which operators' fingers know; the targets,
+time zones, clamping and the CSV format are documented for users in docs/commands.md.
 
-- Scopes: `--topic T` (every partition of T), `--topic T:0,1` (those partitions),
-  `--all-topics` (every partition the group has a committed offset for). A `--from-file` plan
-  needs no scope; given one, only the file's partitions inside it are planned.
-- Targets: to-earliest, to-latest, to-offset N, shift-by ±N (from the committed offset),
-  to-datetime, by-duration (now minus the duration), to-current, from-file (CSV
-  `topic,partition,offset`).
-- Offsets an operator supplies (to-offset, shift-by, from-file) are clamped to the partition's
-  [earliest, latest], as kafka-consumer-groups.sh does; a clamped partition records the offset
-  it asked for (`PlannedOffset.clamped_from`) so that the CLI can warn about it, as Kafka warns.
-  A time with no record at or after it resets to latest, as Kafka does.
-  A time before the epoch means the earliest record (ListOffsets reads negative times as its
-  special values: -1 latest, -2 earliest, -3 max timestamp). to-current keeps the committed
-  offset, and resets a partition without one to latest, as Kafka does.
-- Numbers fit the wire: partitions are int32 (0..2**31-1), offsets and shifts int64
-  (|n| <= 2**63-1). Every parser and every target checks this, so an out-of-range number is
-  `BadInput` before anything is sent.
+Invariants:
+- Pure: `plan_reset` gets the committed offsets, earliest/latest offsets and timestamp lookups
+  already fetched (`groupctl.ops.offsets` fetches them), so every target and scope is
+  unit-testable. Input errors raise `BadInput` with one line naming what was wrong.
+- Numbers fit the wire: partitions are int32, offsets and shifts int64; every parser and target
+  checks this, so an out-of-range number is `BadInput` before anything is sent.
 - Every topic and partition a scope or a plan file names must exist; errors about a plan file's
   partitions name the file (`PlanOffsets.source`).
+- Offsets the operator supplies (to-offset, shift-by, from-file) are clamped to [earliest, latest]
+  and the plan records what was asked (`PlannedOffset.clamped_from`), as Kafka warns about it. A
+  time with no record at or after it resets to latest; a time before the epoch is sent as 0
+  (ListOffsets reads negative times as special values); to-current resets a partition without a
+  committed offset to latest, as Kafka does.
 
-Everything here is pure: `plan_reset` gets the committed offsets, earliest/latest offsets and
-timestamp lookups already fetched (`groupctl.ops.offsets` fetches them), so every target and
-scope is unit-testable. Input errors raise `BadInput` with one line naming what was wrong.
-
-Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed
-partitions of topics that no longer exist (instead of failing); CSV plans may start with a
-`topic,partition,offset` header line and contain blank lines and `#` comments; datetimes accept
-1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones. A datetime without a zone is UTC, as in
-Kafka (see `parse_datetime`), never the machine's zone.
+Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed partitions
+of topics that no longer exist (instead of failing); CSV plans may have a header line, blank lines
+and `#` comments; datetimes accept 1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones (a
+datetime without a zone is UTC, as in Kafka, never the machine's zone).
 """
 
 from __future__ import annotations

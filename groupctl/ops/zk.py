@@ -1,7 +1,7 @@
 """ZooKeeper inspection for operators: znodes, stored group documents, and their changes.
 
-Read-mostly access to what groupctl's coordinators keep in ZooKeeper (docs/zookeeper-layout.md, written by
-`groupctl.store.persist`), plus the legacy Kafka 0.8 consumer layout
+Read-mostly access to what groupctl's coordinators keep in ZooKeeper (docs/zookeeper-layout.md, the formats of
+`groupctl.layout`), plus the legacy Kafka 0.8 consumer layout
 `/consumers/<group>/{ids,owners,offsets}` for clusters that still carry it. The only write is a
 rebalance request (`request_rebalance`), a znode the coordinator watches.
 
@@ -27,8 +27,8 @@ document: {"group": g,
            "ownership": {topic: {"<partition>": "<consumer thread id>"}}}
 offsets:  {topic: {"<partition>": {"offset": int}}}
 ```
-groupctl groups (`layout` "groupctl") carry the stored document unchanged and their offsets as
-stored: `{topic: {"<partition>": {"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}}}`.
+groupctl groups (`layout` "groupctl") carry the stored document unchanged (its `generation` null when
+it does not decode) and their offsets as stored: `{topic: {"<partition>": {"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}}}`.
 
 A group's coordinator (`coordinator_from_zk`) is found the way the cluster places groups
 (`groupctl.coordinator.placement`): the group partition `abs(hashCode(group)) % n`, with `n` from
@@ -51,10 +51,10 @@ from typing import Any, Iterator, Optional
 from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, Znode, ZnodeStat, ZkSession, normalize_path
 from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, group_partition
 from groupctl.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
-from groupctl.ops.documents import document_generation, parse_group_document
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
+from groupctl.layout.groups import GroupDocument
 from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.paths import (
     BROKER_IDS,
@@ -69,6 +69,7 @@ from groupctl.layout.paths import (
     rebalance_request_path,
 )
 from groupctl.layout.rebalance_requests import RebalanceRequest
+from groupctl.ops.documents import StoredDocument, read_group_document
 
 DEFAULT_TREE_DEPTH = 8
 DEFAULT_TREE_NODES = 1000
@@ -125,7 +126,12 @@ class ZkGroup:
 
     @property
     def generation(self) -> Optional[int]:
-        return document_generation(self.document)
+        if self.layout != "groupctl":
+            return None
+        try:
+            return GroupDocument.from_json(self.group, self.document).generation
+        except LayoutError:
+            return None
 
     def to_json(self) -> dict[str, Any]:
         return {"group": self.group, "layout": self.layout, "path": self.path,
@@ -405,9 +411,9 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
         node = session.get(group_path(group))
         if node is None:
             raise _group_not_found(session, group)
-        document = _decode_json(node)
-        if isinstance(document, dict) and not document.get("members"):
-            raise Refused(f"group {group!r} is {document.get('state', 'Empty')}: it has no members to rebalance")
+        document = read_group_document(group, node.data).document
+        if not document.members:
+            raise Refused(f"group {group!r} is {document.state}: it has no members to rebalance")
         if session.create(path, request):
             return False
         session.set(path, request)
@@ -415,7 +421,7 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
 
 
 def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None,
-                    timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[dict[str, Any]]]:
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[StoredDocument]]:
     """The group's current document (None when it has none), then every document whose
     generation differs from the last one yielded, and None when the group is deleted. Returns
     when `time.monotonic()` passes `deadline` (None: never)."""
@@ -424,8 +430,8 @@ def watch_documents(connect: str, group: str, *, deadline: Optional[float] = Non
         first = True
         last: Optional[int] = None
         for data in changes:
-            document = parse_group_document(data, path)
-            generation = document_generation(document)
+            document = read_group_document(group, data)
+            generation = document.document.generation if document is not None else None
             if first or (document is None and last is not None) or (document is not None and generation != last):
                 first = False
                 last = generation
@@ -433,7 +439,7 @@ def watch_documents(connect: str, group: str, *, deadline: Optional[float] = Non
 
 
 def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,
-             connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[dict[str, Any]]:
+             connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[StoredDocument]:
     """Each new group document (a generation different from the previous one), starting after
     the current one. Ends after `count` documents (None: never); raises Timeout when
     `timeout_s` runs out first. A group that does not exist yet is waited for."""

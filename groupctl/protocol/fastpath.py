@@ -2,43 +2,26 @@
 (API 8) at v8-v9, the flexible versions real clients send (kafka-python 3.0.12 sends v8,
 librdkafka v9).
 
-Why this exists: the project uses kafka-python's generated classes for every message, except
-where a benchmark shows a hot path needs more. Every member of every group sends a Heartbeat
-every few seconds, and profiling the coordinator under bench/coordinator_throughput.py put
-kafka-python's generic request decode and response build+encode at about a third of its CPU per
-heartbeat (~12 of ~41 µs; this codec takes ~1.5 µs). Offset commits are the other steady stream
-(every consumer commits every few seconds, more with auto-commit off), and kafka-python's
-OffsetCommit request decode plus response encode were the largest single cost per commit under
-bench/zk_commit_throughput.py (~15 µs here against ~2.5 µs for a one-partition commit). Both
-messages are simple in shape, so direct codecs are cheap to get exactly right;
-tests/unit/test_fastpath.py and tests/unit/test_fastpath_offset_commit.py prove them against
-kafka-python's classes with hypothesis.
+Why: every member heartbeats every few seconds and every consumer commits, and kafka-python's
+generic decode and encode were the largest cost per heartbeat and per commit in profiles of
+bench/coordinator_throughput.py and bench/zk_commit_throughput.py. Both messages are simple, so
+direct codecs are cheap to get exactly right; tests/unit/test_fastpath*.py prove them against
+kafka-python's classes with hypothesis. Every other message and version uses kafka-python.
 
-Contract (what callers may rely on):
+Contract:
 - For every well-formed frame the decoder returns what kafka-python's
   `Request.decode(frame, version=v, header=True)` does: the header's client id and the body's
-  fields under kafka-python's attribute names, a negative (classic) or zero (compact) string
-  length meaning None even for fields the schema calls non-nullable (as kafka-python does; the
-  core answers a None group id with INVALID_GROUP_ID), a zero compact array length meaning None
-  (as kafka-python does), strict UTF-8, Heartbeat's `group_instance_id` None before v3, and
-  trailing bytes ignored.
-- Tagged fields (request header v2 and bodies: Heartbeat v4, OffsetCommit v8+, where they may
-  also follow each topic and partition) are all unknown to these messages: they are skipped by
-  their declared sizes, as any Kafka broker skips tags it does not know.
-- Anything malformed raises ValueError, IndexError, struct.error or UnicodeDecodeError, the
-  exceptions `framing.decode_request` already turns into a `FrameError` for kafka-python.
-- Encoded responses are byte-for-byte kafka-python's `encode(header=True, framed=True)`
-  (kafka-python writes no unknown tags of a response object, and neither does this module).
-
-Deliberate difference from kafka-python (not from Apache Kafka): a frame that ends before its
-last declared byte is malformed here. kafka-python slices past the end and returns a shortened
-last string (or unknown tag value) without complaint; the connection's documented invariant is
-that a truncated body closes the connection, and here it does. Like Apache Kafka, varints
-longer than 5 bytes are rejected.
-
-Versions this module does not know (a future Heartbeat v5, OffsetCommit before v8 or v10 with
-its topic ids) are not handled: `request_decoder` returns None and `encode_response` declines,
-so the caller falls back to kafka-python.
+  fields under kafka-python's names; a negative (classic) or zero (compact) string length, and a
+  zero compact array length, mean None, even where the schema says non-nullable (the core answers
+  a None group id with INVALID_GROUP_ID); strict UTF-8; trailing bytes ignored.
+- Tagged fields (header v2, Heartbeat v4, OffsetCommit v8+ at every level) are skipped by their
+  declared sizes, as a broker skips tags it does not know.
+- Malformed input raises ValueError, IndexError, struct.error or UnicodeDecodeError, which
+  `framing.decode_request` turns into a `FrameError`. Unlike kafka-python (which returns a
+  shortened last string), a frame ending before its last declared byte is malformed; like Apache
+  Kafka, varints longer than 5 bytes are rejected.
+- Encoded responses are byte-for-byte kafka-python's `encode(header=True, framed=True)`.
+- Versions not known here: `request_decoder` returns None and `encode_response` declines.
 """
 
 from __future__ import annotations

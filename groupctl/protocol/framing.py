@@ -1,19 +1,17 @@
 """Kafka request framing: length prefix, request header, body decode, response encode.
 
-Every failure to turn bytes into a request is a `FrameError` carrying what was wrong; the
-connection that sent it is closed and no other connection is affected. kafka-python raises bare
-IndexError/struct.error on truncated input and ValueError on unknown versions
-(reference/kafka-python-server.md, quirk 2): all of them become `FrameError` here.
-
-The hot paths, Heartbeat and OffsetCommit v8/v9, are decoded and encoded by the hand-written
-codecs in `fastpath` (same results as kafka-python, proven by tests/unit/test_fastpath.py and
-tests/unit/test_fastpath_offset_commit.py); every other message, and any version `fastpath` does
-not know, goes through kafka-python's classes.
-
 Invariants:
+- Every failure to turn bytes into a request is a `FrameError` saying what was wrong; the
+  connection that sent it is closed and no other connection is affected. kafka-python raises bare
+  IndexError/struct.error on truncated input and ValueError on unknown versions: all of them
+  become `FrameError` here.
 - A length prefix is validated before any body byte is read: negative, zero or above the
   configured maximum closes the connection without buffering the body.
 - Decoding never trusts the header's api key or version: the registry decides what is served.
+- Heartbeat and OffsetCommit v8/v9 are decoded and encoded by the hand-written codecs in
+  `fastpath` (same results as kafka-python, proven by tests/unit/test_fastpath*.py); every other
+  message, and any version `fastpath` does not know, goes through kafka-python's classes.
+- Encoded responses are copies: kafka-python reuses its encode buffer.
 """
 
 from __future__ import annotations
@@ -88,7 +86,7 @@ def decode_request(frame: bytes, registry: dict[int, ApiSpec]) -> DecodedRequest
 
 
 def encode_response(response: Any, correlation_id: int) -> bytes:
-    """The framed response bytes (a copy: kafka-python reuses its encode buffer, quirk 4)."""
+    """The framed response bytes (a copy: kafka-python reuses its encode buffer)."""
     fast = fastpath.encode_response(response, correlation_id)
     if fast is not None:
         return fast

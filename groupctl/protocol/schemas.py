@@ -1,9 +1,10 @@
 """kafka-python 3.0.12's generated message classes, indexed by API key.
 
 kafka-python registers response classes but has no request registry; this walks the
-`ApiMessage` subclasses once. groupctl's extension APIs (`groupctl.protocol.extensions`) are
-imported here so they are found like any other. Importing it costs kafka's package import
-(~150 ms), so the CLI imports it only inside commands that talk Kafka.
+`ApiMessage` subclasses once. groupctl's own message classes (`extensions`, and the KIP-848
+`consumer_group` ones) are imported here so they are found like any other. Importing this module
+loads every kafka-python message module, so the operator tools' client (`groupctl.client.kafka`)
+imports it only for an API outside its own short list.
 """
 
 from __future__ import annotations

@@ -3,17 +3,16 @@
 Like a Kafka broker's muted channel, a connection has at most one request in its handler at a
 time, so responses leave in request order and a parked JoinGroup holds only its own connection.
 Frames are read ahead into the socket buffer, so pipelined clients still keep the loop busy.
-
-Responses are queued and written together when the connection's task yields to the event loop
-(to wait for more bytes, or in a handler that waits), so a burst of pipelined requests that are
-answered without waiting costs one send() rather than one per response; the profile of
-bench/coordinator_throughput.py had per-response sends as the largest single cost.
+Responses are queued and handed to the transport together when the task yields to the event
+loop, so a burst of pipelined requests answered without waiting costs one send() rather than
+one per response (per-response sends were the largest cost in bench/coordinator_throughput.py).
 
 Invariants:
 - A frame error (bad length, truncated/undecodable body, unknown API key, unsupported version)
   is logged and closes this connection only. ApiVersions at an unsupported version is the one
   exception: it gets a v0 body with UNSUPPORTED_VERSION so the client retries lower.
-- An unexpected handler exception is logged with its traceback and closes this connection only.
+- A request whose store write failed (`CoordinatorUnavailable`) closes this connection, and so
+  does an unexpected handler exception (logged with its traceback); clients reconnect and retry.
 - Queued responses are written before the connection closes, whatever closes it.
 - At most the transport's high-water mark of responses waits in the queue (more is written at
   once), and the task reads no further request while the transport is above that mark, so a

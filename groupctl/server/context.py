@@ -36,7 +36,7 @@ class NodeServices(Protocol):
         arrive in a later result, for parked JoinGroup/SyncGroup)."""
 
     async def wait_for_document(self, group: str, after_generation: int, timeout_s: float) -> Any:
-        """The group's stored document (a dict, or None when there is none) once its generation
+        """The group's stored document (a `group_documents.StoredDocument`, or None when there is none) once its generation
         passes `after_generation`, else after `timeout_s` the current one."""
 
     async def trigger_rebalance(self, group: str, reason: Any = None, client_id: Any = None) -> Any:

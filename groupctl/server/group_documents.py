@@ -2,7 +2,7 @@
 
 Serves groupctl's extension API GroupctlDescribeGroup (`group describe` shows the generation,
 `rebalance watch` follows rebalances, both with `--bootstrap` alone): the answer is the document
-exactly as the store holds it (docs/zookeeper-layout.md), never one rebuilt from memory, because during a
+exactly as the store holds it (`groupctl.layout.groups`), never one rebuilt from memory, because during a
 rebalance the core is already at a generation whose document is not written yet (a watcher that
 saw that generation early would miss its Stable document).
 
@@ -13,6 +13,7 @@ waiter re-reads the store. There is no polling.
 Invariants:
 - A waiter is registered before it reads the store, so a document written between its read and
   its wait still wakes it.
+- A stored document that does not decode is a `CorruptDocument` (a store error).
 - `wait` returns the first stored document whose generation is greater than `after_generation`;
   None as soon as a document it had seen is deleted; otherwise, when time runs out, the node
   shuts down (`release`) or stops coordinating the group (`moved`), the current document (None
@@ -22,18 +23,23 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable, Optional
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
 
 from groupctl.coordinator.records import GroupMetadataRecord, GroupTombstone, Record
-from groupctl.store.base import MetadataStore
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.groups import GroupDocument
 from groupctl.layout.paths import group_path
-from groupctl.store.persist import decode_document
+from groupctl.store.base import MetadataStore
+from groupctl.store.scopes import CorruptDocument
 
 
-def generation_of(document: Any) -> int:
-    """The document's generation (-1 when it names none)."""
-    generation = document.get("generation") if isinstance(document, dict) else None
-    return generation if isinstance(generation, int) else -1
+@dataclass(frozen=True)
+class StoredDocument:
+    """A group's document as the store holds it: decoded, and its bytes (what GroupctlDescribeGroup answers)."""
+
+    document: GroupDocument
+    data: bytes
 
 
 class GroupDocuments:
@@ -43,13 +49,17 @@ class GroupDocuments:
         self._waiters: dict[str, set[asyncio.Future]] = {}
         self._released = False
 
-    async def current(self, group: str) -> Optional[dict[str, Any]]:
+    async def current(self, group: str) -> Optional[StoredDocument]:
         """The group's stored document, or None when there is none."""
-        path = group_path(group)
-        node = await self._store.get(path)
-        return None if node is None else decode_document(path, node.data)
+        node = await self._store.get(group_path(group))
+        if node is None:
+            return None
+        try:
+            return StoredDocument(GroupDocument.decode(group, node.data), node.data)
+        except LayoutError as exc:
+            raise CorruptDocument(str(exc)) from None
 
-    async def wait(self, group: str, after_generation: int, timeout_s: float) -> Optional[dict[str, Any]]:
+    async def wait(self, group: str, after_generation: int, timeout_s: float) -> Optional[StoredDocument]:
         """The group's document once its generation passes `after_generation`, or whatever is
         stored when `timeout_s` runs out (see the module invariants)."""
         loop = asyncio.get_running_loop()
@@ -61,7 +71,7 @@ class GroupDocuments:
             waiters.add(changed)
             try:
                 document = await self.current(group)
-                if document is not None and generation_of(document) > after_generation:
+                if document is not None and document.document.generation > after_generation:
                     return document
                 if document is None and seen:
                     return None  # deleted while we waited

@@ -1,36 +1,25 @@
 """The coordinator's event journal on disk: numbered JSON Lines segments in one directory.
 
 Layout (docs/lag-and-rebalances.md, "The coordinator's event journal"): `events-NNNNNNNN.jsonl`
-(8 digits or more, from 00000001), the highest-numbered one active. Each event is one line of compact JSON, `seq` first, then the
-fields the core built (`groupctl.coordinator.journal`). `.lock` holds an flock while a journal
-is open, so two coordinators cannot interleave their numbering in one directory (Spark ignores
-dot-files).
-
-When: the runtime appends the events of core `Result`s whose records the store accepted (never
-when the write failed), in core-operation order, one batch per event-loop iteration. Each
-`append` is one `os.write` of whole lines on an O_APPEND descriptor. A reader of the active
-segment may catch a batch half-written: it should skip a last line that is not whole.
+(8 digits or more, from 00000001), the highest-numbered one active; each event one line of
+compact JSON, `seq` first, then the fields the core built (`groupctl.coordinator.journal`).
+`.lock` holds an flock while a journal is open, so two coordinators cannot interleave their
+numbering in one directory (Spark ignores dot-files). The runtime appends the events of the
+results whose records the store accepted, in core-operation order, one batch per event-loop
+iteration, each batch with `os.write` on an O_APPEND descriptor: a reader of the active segment
+may see a batch half-written and should skip a last line that is not whole.
 
 Invariants:
-- `seq` is +1 per written event, across segments and across restarts: opening a journal reads
-  the seq of the last complete line back.
-- A segment holds whole lines only. On open, a trailing partial line (a write cut short) is
-  truncated away, and an empty newest segment left by a crash between creating it and writing
-  to it is removed, so the newest segment always holds the last seq written (or the journal is
-  new). A batch is never split across segments.
-- Rotation happens before a write once the active segment has reached `segment_bytes`: the next
-  number is created, the batch written, and only then are the oldest segments beyond
-  `keep_segments` deleted (0 keeps all).
-
-Durability: no fsync per event (at thousands of commits a second, the runtime writes a batch
-every event-loop iteration). An event written survives a kill -9 of the process (it is in the kernel's page cache)
-but not a power loss or an OS crash, which may lose the newest events (and `seq` then continues
-from the last one that reached the disk). `close` fsyncs once.
-
-Failure: the journal is history next to the coordinator, never a reason to stop serving. A write
-that fails (disk full, I/O error) drops its batch: the segment is cut back to its last whole
-line, the failure is logged once per streak of failures (and how many events were dropped once
-writing works again); dropped events get no seq.
+- `seq` is +1 per written event, across segments and restarts (opening reads the last one back).
+- A segment holds whole lines only: on open, a trailing partial line is truncated away and an
+  empty newest segment left by a crash is removed; a batch is never split across segments.
+- Rotation happens before a write once the active segment has reached `segment_bytes`; the
+  oldest segments beyond `keep_segments` (0 keeps all) are deleted after the batch is written.
+- Durability: no fsync per batch (it would tax every commit); an event written survives a
+  kill -9 (it is in the page cache) but not a power loss, after which `seq` continues from the
+  last event on disk. `close` fsyncs once.
+- The journal is history, never a reason to stop serving: a failed write drops its batch (cut
+  back to the last whole line; dropped events get no seq), logged once per streak of failures.
 """
 
 from __future__ import annotations

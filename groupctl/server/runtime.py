@@ -56,7 +56,7 @@ from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
 from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
-from groupctl.server.group_documents import GroupDocuments
+from groupctl.server.group_documents import GroupDocuments, StoredDocument
 from groupctl.server.journal import Journal
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
@@ -64,7 +64,8 @@ from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
 from groupctl.store.base import MetadataStore, NodeExists, Op, StoreUnavailable
 from groupctl.store.connect import open_store
-from groupctl.store.persist import RecordWriter, register_broker
+from groupctl.store.persist import RecordWriter
+from groupctl.store.registration import register_broker
 
 log = logging.getLogger("groupctl.node")
 
@@ -449,7 +450,8 @@ class Node:
 
     # -- groupctl's extension APIs ---------------------------------------------------------------
 
-    async def wait_for_document(self, group: str, after_generation: int, timeout_s: float) -> Optional[dict]:
+    async def wait_for_document(self, group: str, after_generation: int,
+                                timeout_s: float) -> Optional[StoredDocument]:
         """The group's stored document once its generation is greater than `after_generation`,
         else (after `timeout_s`) the current one; None when there is none (see GroupDocuments)."""
         return await self.documents.wait(group, after_generation, timeout_s)

@@ -3,25 +3,21 @@
 `TopicWatch(store, on_change)` watches the children of `/brokers/topics` (created at start when
 missing) and the data of each child, and calls `on_change(name, record)` on the event loop with
 the topic's `TopicRecord` after each creation or change, and with None after its deletion. The
-first calls after `start` report every topic that exists then. Every change is reported,
-whoever wrote it, including this node's own writes (applying one's own record again is a no-op
-for the registry).
+first calls after `start` report every topic that exists then; this node's own writes are
+reported too (applying one's own record again is a no-op for the registry).
 
 Invariants:
-- For each name, the calls alternate between records and None the way the store's state did:
-  a None only follows a record, and a record is only reported when it differs from the last
-  one reported for that name. Changes in quick succession may be seen as one (ZooKeeper watches
-  report the state after a change, not every change), so a deletion followed at once by a
-  re-creation may arrive as just the new record (with its new topic id).
-- A document that does not decode to a valid topic (not JSON, missing fields, partitions not
-  numbered 0..n-1, replica lists that are empty, not integers, or of different lengths), and a
-  child whose name is not a legal topic name, is logged and skipped: the last good record
-  stays reported, and a later good write is reported as usual.
+- Per name, the calls follow the store's state: a None only follows a record, and a record is
+  reported only when it differs from the last one reported. Changes in quick succession may be
+  seen as one (ZooKeeper watches report the state after a change, not every change), so a
+  deletion followed at once by a re-creation may arrive as just the new record.
+- A document that does not decode as a topic document (`groupctl.layout.topics`), and a child
+  whose name is not a legal topic name, is logged and skipped: the last good record stays
+  reported. A failing `on_change` is logged and does not end the watch.
 - After `close`, `on_change` is never called again.
 
-Deliberate difference from Apache Kafka: brokers learn of topic changes from the controller's
-metadata log (KRaft) or UpdateMetadata requests; groupctl nodes read the ZooKeeper layout they
-share directly.
+Deliberate difference from Apache Kafka: brokers learn of topic changes from the controller
+(KRaft's metadata log, or UpdateMetadata); groupctl nodes read the shared ZooKeeper layout.
 """
 
 from __future__ import annotations

@@ -1,40 +1,25 @@
 """The node's topics: names, ids and partition placement, persisted at `/brokers/topics/<topic>`.
 
-Topic changes are records like group changes: `TopicRecord`/`TopicTombstone` are written through
-the node's `RecordWriter` before the registry changes, so a restart reloads exactly what was
-acknowledged. Changes other nodes write reach the registry through `observe` (fed by the
-server's topic watch); they are applied like replayed records.
-
-Creations, partition additions and deletions await a store write, and requests for the same
-name run concurrently on other connections. So at most one store write per name is in flight:
-- A creation reserves the name synchronously, before the write, and releases it when the write
-  ends (whether it succeeded or failed). While it is pending, `plan`/`create` of that name fail
-  with TOPIC_ALREADY_EXISTS, `get_or_create` waits for it and returns its record, and partition
-  additions and deletions see no topic (UNKNOWN_TOPIC_OR_PARTITION).
-- Partition additions and deletions of an existing topic take turns, in arrival order: each
-  waits for the previous one's write to end, then validates against the topic as it is then.
-  A deletion marks the name synchronously, so later `delete`s and partition additions (including
-  ones already waiting) fail with UNKNOWN_TOPIC_OR_PARTITION (the topic is already going); the
-  topic stays visible until the tombstone is durable.
-
-Placement: partition p's replicas are `replication_factor` consecutive live nodes (in id order)
-starting at node index (start + p) mod n, so leaders (first replicas) spread round-robin. New
-partitions continue that sequence from the topic's existing placement (Kafka anchors on the
-leader of partition 0 in the same way), so a topic grown on an unchanged cluster looks as if it
-had been created with its new partition count.
+Topic changes are records written through the node's `RecordWriter` before the registry changes,
+so a restart reloads exactly what was acknowledged; other nodes' changes arrive through `observe`.
 
 Invariants:
 - A topic name is 1-249 characters of [a-zA-Z0-9._-], and neither "." nor "..".
-- Topic ids are random UUIDs, fixed at creation; for every id in `by_id`, `get` of its name is
-  the same record (and `by_id` of every record's id is that record, unless a corrupt store gave
-  two names one id: then the newest wins `by_id`).
-- Partitions are numbered 0..n-1; each lists its replica node ids, leader first, and every
-  partition has the same number of replicas. This node only ever adds partitions.
-- At most one store write for a given name is in flight at any time.
+- Topic ids are random UUIDs, fixed at creation; `by_id` and `get` agree on every record (if a
+  corrupt store gave two names one id, the newest wins `by_id`).
+- Partitions are numbered 0..n-1; each lists its replica node ids, leader first, all with the
+  same number of replicas. This node only ever adds partitions.
+- At most one store write per name is in flight: a creation reserves the name before its write
+  (meanwhile creating it again is TOPIC_ALREADY_EXISTS and `get_or_create` waits for it);
+  additions and deletions of an existing topic take turns, each validated against the topic as
+  the previous one left it; a pending deletion makes later ones and additions
+  UNKNOWN_TOPIC_OR_PARTITION, while the topic stays visible until its tombstone is durable.
+- Placement: partition p's replicas are `replication_factor` consecutive live nodes (id order)
+  from index (start + p) mod n, so leaders spread round-robin; added partitions continue the
+  sequence from the first existing partition whose leader is live (Kafka anchors on partition 0's).
 
-Deliberate differences from Apache Kafka: the start index of a new topic's placement is derived
-from its name (crc32), not random, so placements are reproducible; replicas are metadata only
-(each partition's log lives on its leader; nothing is replicated); a partition addition while a
+Deliberate differences from Apache Kafka: a new topic's start index derives from its name
+(crc32), not at random; replicas are metadata only (nothing is replicated); an addition while a
 deletion is pending is UNKNOWN_TOPIC_OR_PARTITION (Kafka's ZooKeeper mode said
 INVALID_TOPIC_EXCEPTION "queued for deletion"; KRaft deletes at once).
 """

@@ -112,13 +112,13 @@ def test_a_restarted_coordinator_reloads_groups_and_the_next_generation_continue
     second = InProcessCoordinator(replace(store_config, port=0)).start()
     try:
         reloaded = second.node.core.group_document("workers")
-        assert reloaded["generation"] == stored["generation"]
-        assert [m["member_id"] for m in reloaded["members"]] == [m["member_id"] for m in stored["members"]]
+        assert reloaded.generation == stored.generation
+        assert [m.member_id for m in reloaded.members] == [m.member_id for m in stored.members]
         consumer = ConsumerProcess("kafka-python", second.bootstrap, "workers", "jobs", client_id="w2")
         try:
-            after = wait_until(lambda: _document(second, "workers", exclude=stored["members"][0]["member_id"]),
+            after = wait_until(lambda: _document(second, "workers", exclude=stored.members[0].member_id),
                                60, message="the group rebalanced on the restarted node")
-            assert after["generation"] > stored["generation"]
+            assert after.generation > stored.generation
         finally:
             consumer.stop()
     finally:
@@ -127,7 +127,7 @@ def test_a_restarted_coordinator_reloads_groups_and_the_next_generation_continue
 
 def _document(coordinator, group, exclude=None):
     doc = coordinator.node.core.group_document(group)
-    if doc and doc["state"] == "Stable" and doc["members"] and all(m["member_id"] != exclude for m in doc["members"]):
+    if doc and doc.state == "Stable" and doc.members and all(m.member_id != exclude for m in doc.members):
         return doc
     return None
 

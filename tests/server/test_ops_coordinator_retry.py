@@ -185,5 +185,5 @@ def test_rebalance_watch_follows_a_moved_coordinator_and_a_dropped_connection(co
     finally:
         documents.close()
 
-    assert baseline is not None and baseline["group"] == idle
+    assert baseline is not None and baseline.document.group == idle
     assert len(finds) == 3

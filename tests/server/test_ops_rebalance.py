@@ -187,7 +187,7 @@ def test_the_baseline_over_bootstrap_is_the_document_stored_in_zookeeper(zk_coor
     documents = rebalance.coordinator_documents(zk_coordinator.bootstrap, "orders",
                                                 deadline=time.monotonic() + WAIT_S)
     try:
-        assert next(documents) == stored
+        assert next(documents).stored == stored
     finally:
         documents.close()
 

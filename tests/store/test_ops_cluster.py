@@ -7,8 +7,6 @@ The layout is written by hand (`tests.support.cluster_layout`), as the nodes wou
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from groupctl.coordinator.placement import group_partition
@@ -17,7 +15,7 @@ from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.client.zookeeper import GET_WINDOW
 from groupctl.ops.zk import coordinator_from_zk
 from groupctl.layout.paths import encode_name
-from tests.support.cluster_layout import cluster_layout, group_on
+from tests.support.cluster_layout import cluster_layout, group_document, group_on
 from tests.support.zookeeper import free_port
 
 pytestmark = pytest.mark.zookeeper
@@ -207,8 +205,7 @@ def test_status_counts_groups_beyond_one_window_of_pipelined_reads(layout, zk_co
     layout.client.ensure_path("/groups")
     count = 2 * GET_WINDOW + 17
     names = [f"bulk/{i}" for i in range(count)]  # "/" is percent-encoded in the znode name
-    writes = [layout.client.create_async(f"/groups/{encode_name(name)}",
-                                         json.dumps({"members": [{"member_id": "m"}] * (i % 3)}).encode())
+    writes = [layout.client.create_async(f"/groups/{encode_name(name)}", group_document(name, i % 3).encode())
               for i, name in enumerate(names)]
     for write in writes:
         write.get(timeout=20)

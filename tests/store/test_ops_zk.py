@@ -9,13 +9,14 @@ import asyncio
 import json
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable
-from groupctl.layout.codec import encode as encode_document
+from groupctl.layout.groups import GroupDocument, GroupMember
 from groupctl.layout.paths import REBALANCE_REQUESTS, group_path
 from groupctl.ops import rebalance
 from groupctl.ops.zk import watch_documents, zk_get, zk_ls, zk_show, zk_tree, zk_watch
@@ -28,19 +29,18 @@ pytestmark = pytest.mark.zookeeper
 WAIT_S = 20.0  # bound on every wait for ZooKeeper to deliver a change
 
 
-def group_document(group: str, generation: int, members: int = 1, coordinator: int = 0) -> dict:
+def group_document(group: str, generation: int, members: int = 1, coordinator: int = 0) -> GroupDocument:
     ids = [f"app-{i}-{generation}" for i in range(members)]
-    return {
-        "version": 1, "group": group, "protocol_type": "consumer",
-        "protocol": "range" if ids else None, "generation": generation,
-        "state": "Stable" if ids else "Empty", "leader": ids[0] if ids else None,
-        "members": [{"member_id": m, "client_id": m.rsplit("-", 1)[0], "client_host": "/127.0.0.1",
-                     "session_timeout_ms": 10000, "rebalance_timeout_ms": 30000,
-                     "subscription": ["payments"], "assignment": {"payments": [i]}}
-                    for i, m in enumerate(ids)],
-        "ownership": {"payments": {str(i): m for i, m in enumerate(ids)}} if ids else {},
-        "coordinator": coordinator, "updated_at_ms": 1_000 + generation,
-    }
+    return GroupDocument(
+        group=group, protocol_type="consumer", protocol="range" if ids else None, generation=generation,
+        state="Stable" if ids else "Empty", leader=ids[0] if ids else None,
+        members=tuple(GroupMember(member_id=m, group_instance_id=None, client_id=m.rsplit("-", 1)[0],
+                                  client_host="/127.0.0.1", session_timeout_ms=10000, rebalance_timeout_ms=30000,
+                                  subscription=["payments"], assignment={"payments": [i]}, metadata_bytes=b"",
+                                  assignment_bytes=b"") for i, m in enumerate(ids)),
+        ownership={"payments": {str(i): m for i, m in enumerate(ids)}} if ids else {},
+        coordinator=coordinator, updated_at_ms=1_000 + generation,
+    )
 
 
 def persist(connect: str, records: list) -> None:
@@ -73,12 +73,12 @@ def raw(zookeeper, zk_connect):
     client.close()
 
 
-def set_document(raw, group: str, document: dict) -> None:
+def set_document(raw, group: str, document: GroupDocument) -> None:
     path = group_path(group)
     if raw.exists(path):
-        raw.set(path, encode_document(document))
+        raw.set(path, document.encode())
     else:
-        raw.create(path, encode_document(document), makepath=True)
+        raw.create(path, document.encode(), makepath=True)
 
 
 def register(raw, node_id: int, port: int) -> None:
@@ -102,7 +102,7 @@ def test_show_returns_the_stored_document_its_stat_and_committed_offsets(zk_conn
 
     assert shown.layout == "groupctl"
     assert shown.path == "/groups/orders"
-    assert shown.document == document
+    assert shown.document == document.to_json()
     assert shown.generation == 7
     assert shown.stat.version == 0
     assert shown.stat.mtime_ms > 0
@@ -325,13 +325,13 @@ def test_watch_documents_yields_the_current_document_then_each_new_generation_on
     set_document(raw, "orders", group_document("orders", 1))
     documents = watch_documents(zk_connect, "orders", deadline=time.monotonic() + WAIT_S)
     try:
-        assert next(documents)["generation"] == 1
-        same_generation = dict(group_document("orders", 1), updated_at_ms=99)
+        assert next(documents).document.generation == 1
+        same_generation = replace(group_document("orders", 1), updated_at_ms=99)
         set_document(raw, "orders", same_generation)  # a rewrite without a rebalance
         set_document(raw, "orders", group_document("orders", 2, members=2))
-        assert next(documents)["generation"] == 2
+        assert next(documents).document.generation == 2
         set_document(raw, "orders", group_document("orders", 3))
-        assert next(documents)["generation"] == 3
+        assert next(documents).document.generation == 3
     finally:
         documents.close()
 
@@ -341,7 +341,7 @@ def test_watch_documents_waits_for_a_group_that_does_not_exist_yet(raw, zk_conne
     try:
         assert next(documents) is None
         set_document(raw, "later", group_document("later", 1))
-        assert next(documents)["group"] == "later"
+        assert next(documents).document.group == "later"
     finally:
         documents.close()
 
@@ -350,11 +350,11 @@ def test_watch_documents_reports_a_deleted_group_and_its_recreation_with_the_sam
     set_document(raw, "orders", group_document("orders", 1))
     documents = watch_documents(zk_connect, "orders", deadline=time.monotonic() + WAIT_S)
     try:
-        assert next(documents)["generation"] == 1
+        assert next(documents).document.generation == 1
         raw.delete(group_path("orders"))
         assert next(documents) is None
         set_document(raw, "orders", group_document("orders", 1, members=2))
-        assert len(next(documents)["members"]) == 2
+        assert len(next(documents).document.members) == 2
     finally:
         documents.close()
 
@@ -394,7 +394,7 @@ def test_zk_watch_yields_count_new_generations_then_ends(raw, zk_connect):
     set_document(raw, "orders", group_document("orders", 1))
 
     with GenerationWriter(raw, "orders", first=2):
-        seen = [d["generation"] for d in zk_watch(zk_connect, "orders", count=3, timeout_s=WAIT_S)]
+        seen = [d.document.generation for d in zk_watch(zk_connect, "orders", count=3, timeout_s=WAIT_S)]
 
     assert len(seen) == 3
     assert seen == sorted(set(seen)) and seen[0] >= 2

@@ -4,7 +4,6 @@ incrementally (what the ZooKeeper commit path relies on for throughput)."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,7 +13,8 @@ from groupctl.store.base import BadVersion
 from groupctl.layout.codec import encode as encode_document
 from groupctl.layout.paths import group_path
 from groupctl.layout.offsets import OffsetsDocument
-from groupctl.store.persist import MAX_COALESCED_RECORDS, load_records
+from groupctl.store.loading import load_records
+from groupctl.store.persist import MAX_COALESCED_RECORDS
 from tests.store.test_persist import commit, group_document, writer_on
 
 
@@ -76,7 +76,7 @@ def test_a_failing_transaction_in_flight_does_not_fail_one_on_other_scopes(store
     async def scenario():
         async with writer_on(store_kind) as (writer, store):
             await writer.write([GroupMetadataRecord("g", group_document("g", 1))])
-            await store.set_if_version(group_path("g"), json.dumps(group_document("g", 9)).encode(), 0)
+            await store.set_if_version(group_path("g"), group_document("g", 9).encode(), 0)
             store.gate = asyncio.Event()
             doomed = asyncio.create_task(writer.write([GroupMetadataRecord("g", group_document("g", 2))]))
             await until(lambda: len(store.transactions) == 2)

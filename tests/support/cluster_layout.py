@@ -11,7 +11,8 @@ from typing import Iterator
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.placement import group_partition
-from groupctl.layout.paths import encode_name
+from groupctl.layout.groups import GroupDocument, GroupMember
+from groupctl.layout.paths import group_path
 from groupctl.store.zookeeper import split_connect
 
 
@@ -44,11 +45,19 @@ class Layout:
                       ephemeral=True)
 
     def group(self, group: str, members: int, coordinator: int = 0) -> None:
-        ids = [f"{group}-m{i}" for i in range(members)]
-        self._put(f"/groups/{encode_name(group)}", {
-            "version": 1, "group": group, "protocol_type": "consumer", "protocol": "range" if ids else None,
-            "generation": 1 if ids else 0, "state": "Stable" if ids else "Empty",
-            "members": [{"member_id": m, "client_id": "app"} for m in ids], "coordinator": coordinator})
+        self._put(group_path(group), group_document(group, members, coordinator).to_json())
+
+
+def group_document(group: str, members: int, coordinator: int = 0) -> GroupDocument:
+    """A group with `members` members (Stable at generation 1, or Empty at 0 without)."""
+    ids = [f"{group}-m{i}" for i in range(members)]
+    return GroupDocument(
+        group=group, protocol_type="consumer", protocol="range" if ids else None,
+        generation=1 if ids else 0, state="Stable" if ids else "Empty", leader=ids[0] if ids else None,
+        members=tuple(GroupMember(member_id=m, group_instance_id=None, client_id="app", client_host="/127.0.0.1",
+                                  session_timeout_ms=10000, rebalance_timeout_ms=30000, subscription=[],
+                                  assignment={}, metadata_bytes=b"", assignment_bytes=b"") for m in ids),
+        ownership={}, coordinator=coordinator, updated_at_ms=1)
 
 
 def group_on(partition: int, partitions: int = 50, prefix: str = "g") -> str:

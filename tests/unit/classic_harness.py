@@ -23,6 +23,7 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import ManualTimer
+from groupctl.layout.groups import GroupDocument
 
 FAST = GroupConfig(initial_rebalance_delay_ms=0)
 START_MS = 1_000_000
@@ -39,6 +40,11 @@ def assignment(parts: dict[str, list[int]], version: int = 1) -> bytes:
     return bytes(ConsumerProtocolAssignment(
         version=version, assigned_partitions=entries, user_data=b"",
     ).encode(version=version))
+
+
+def document_record(group: str, document: dict) -> GroupMetadataRecord:
+    """The record of a group document given as its JSON (as the store reads it back)."""
+    return GroupMetadataRecord(group, GroupDocument.from_json(group, document))
 
 
 class DoubleReply(AssertionError):
@@ -91,7 +97,8 @@ class Harness:
         return [self.absorb(result) for result in self.timer.advance(ms)]
 
     def documents(self, group: str = "g") -> list[dict]:
-        return [r.document for r in self.records if isinstance(r, GroupMetadataRecord) and r.group == group]
+        """The group's documents recorded so far, as their JSON."""
+        return [r.document.to_json() for r in self.records if isinstance(r, GroupMetadataRecord) and r.group == group]
 
     # --- requests ----------------------------------------------------------------------------
 

@@ -158,9 +158,9 @@ class Run:
             assert set(group.static_members.values()) <= set(group.members)
         for record in self.h.records:
             if isinstance(record, GroupMetadataRecord):
-                ids = [m["member_id"] for m in record.document["members"]]
+                ids = [m.member_id for m in record.document.members]
                 assert len(ids) == len(set(ids))
-                assert (record.document["leader"] in ids) if ids else record.document["leader"] is None
+                assert (record.document.leader in ids) if ids else record.document.leader is None
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

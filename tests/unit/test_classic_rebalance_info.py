@@ -8,7 +8,6 @@ import copy
 
 import pytest
 
-from groupctl.coordinator.classic.document import InvalidDocument
 from groupctl.coordinator.classic.messages import (
     JoinGroup,
     LeavingMember,
@@ -16,8 +15,8 @@ from groupctl.coordinator.classic.messages import (
     TriggerRebalanceResult,
 )
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.records import GroupMetadataRecord
-from tests.unit.classic_harness import START_MS, Harness, assignment, subscription
+from groupctl.layout.codec import LayoutError
+from tests.unit.classic_harness import START_MS, Harness, assignment, document_record, subscription
 
 
 def sync_all(h: Harness, answers, group: str = "g") -> None:
@@ -215,7 +214,7 @@ def test_a_member_rejoining_with_a_new_subscription_is_a_metadata_change():
     leader, follower = (a, b) if a.members else (b, a)
     t1 = h.join(member_id=follower.member_id, client_id="c1", protocols=(("range", subscription("t", "u")),))
     assert h.state() == "PreparingRebalance"
-    assert h.core.group_document("g")["rebalance"]["reason"] == "join"  # the last completed one
+    assert h.core.group_document("g").to_json()["rebalance"]["reason"] == "join"  # the last completed one
     t2 = h.join(member_id=leader.member_id, client_id="c0")
     sync_all(h, [h.reply(t1), h.reply(t2)])
     block = last_block(h)
@@ -266,10 +265,10 @@ def test_the_block_of_the_last_completed_rebalance_is_in_the_current_document_an
     h = Harness()
     stable_at(h, join_ms=10, sync_ms=20)
     stored = copy.deepcopy(h.documents()[-1])
-    assert h.core.group_document("g")["rebalance"] == stored["rebalance"]
+    assert h.core.group_document("g").to_json()["rebalance"] == stored["rebalance"]
     fresh = Harness(now_ms=h.now + 1_000)
-    fresh.core.replay(GroupMetadataRecord("g", stored), fresh.now)
-    assert fresh.core.group_document("g")["rebalance"] == stored["rebalance"]
+    fresh.core.replay(document_record("g", stored), fresh.now)
+    assert fresh.core.group_document("g").to_json()["rebalance"] == stored["rebalance"]
 
 
 def test_a_document_without_a_rebalance_block_loads_and_later_documents_record_the_next_one():
@@ -278,8 +277,8 @@ def test_a_document_without_a_rebalance_block_loads_and_later_documents_record_t
     old = copy.deepcopy(h.documents()[-1])
     del old["rebalance"]
     fresh = Harness(now_ms=h.now + 1_000)
-    fresh.core.replay(GroupMetadataRecord("g", old), fresh.now)
-    assert fresh.core.group_document("g")["rebalance"] is None
+    fresh.core.replay(document_record("g", old), fresh.now)
+    assert fresh.core.group_document("g").to_json()["rebalance"] is None
     assert fresh.ask("trigger_rebalance", "g") is ErrorCode.NONE
     sync_all(fresh, rejoin_all(fresh, answers))
     doc = fresh.documents()[-1]
@@ -292,9 +291,9 @@ def test_a_checkpoint_takes_the_block_from_the_document():
     a, b = h.joined_members("g", 2)
     leader = a if a.members else b
     doc = h.core.group_document("g")
-    assert doc["rebalance"] is None  # nothing completed yet
+    assert doc.rebalance is None  # nothing completed yet
     h.sync("g", 1, leader.member_id, [(a.member_id, assignment({"t": [0]}))])
-    assert h.core.group_document("g")["rebalance"] == last_block(h)
+    assert h.core.group_document("g").to_json()["rebalance"] == last_block(h)
 
 
 @pytest.mark.parametrize("block", [
@@ -302,10 +301,10 @@ def test_a_checkpoint_takes_the_block_from_the_document():
     {"started_at_ms": "1", "completed_at_ms": 2, "reason": "join"},
     {"started_at_ms": 1, "completed_at_ms": 2},
 ])
-def test_replay_rejects_a_malformed_rebalance_block(block):
+def test_a_malformed_rebalance_block_is_a_layout_error(block):
     h = Harness()
     stable_at(h, join_ms=0, sync_ms=0)
     doc = copy.deepcopy(h.documents()[-1])
     doc["rebalance"] = block
-    with pytest.raises(InvalidDocument):
-        Harness().core.replay(GroupMetadataRecord("g", doc), START_MS)
+    with pytest.raises(LayoutError, match="^/groups/g: rebalance: "):
+        document_record("g", doc)

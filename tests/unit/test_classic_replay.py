@@ -17,18 +17,20 @@ from groupctl.coordinator.records import (
     OffsetTombstone,
     TopicRecord,
 )
-from tests.unit.classic_harness import Harness, assignment, subscription
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.groups import GroupDocument
+from tests.unit.classic_harness import Harness, assignment, document_record, subscription
 
 
 def test_stable_document_has_every_field_of_the_design():
     h = Harness(node_id=3)
     a, b = h.stable_group(count=2)
     doc = h.documents()[-1]
-    assert set(doc) == {"version", "group", "protocol_type", "protocol", "generation", "state", "leader",
-                        "members", "ownership", "rebalance", "coordinator", "updated_at_ms"}
-    assert (doc["version"], doc["group"], doc["protocol_type"], doc["protocol"], doc["generation"], doc["state"],
-            doc["leader"], doc["coordinator"], doc["updated_at_ms"]) == (
-        1, "g", "consumer", "range", 1, "Stable", a.member_id, 3, h.now)
+    assert list(doc) == ["version", "type", "group", "protocol_type", "protocol", "generation", "state", "leader",
+                         "members", "ownership", "rebalance", "coordinator", "updated_at_ms"]
+    assert (doc["version"], doc["type"], doc["group"], doc["protocol_type"], doc["protocol"], doc["generation"],
+            doc["state"], doc["leader"], doc["coordinator"], doc["updated_at_ms"]) == (
+        1, "classic", "g", "consumer", "range", 1, "Stable", a.member_id, 3, h.now)
     first = doc["members"][0]
     assert {k: first[k] for k in ("member_id", "group_instance_id", "client_id", "client_host",
                                   "session_timeout_ms", "rebalance_timeout_ms", "subscription", "assignment")} == {
@@ -43,7 +45,7 @@ def test_group_document_reflects_the_current_state():
     a, b = h.stable_group(count=2)
     h.join(member_id=a.member_id, client_id="c0")
     doc = h.core.group_document("g")
-    assert (doc["state"], doc["generation"]) == ("PreparingRebalance", 1)
+    assert (doc.state, doc.generation) == ("PreparingRebalance", 1)
     assert h.core.group_document("nope") is None
 
 
@@ -79,7 +81,7 @@ def test_replay_restores_a_stable_group_that_answers_sync_with_the_stored_assign
         ErrorCode.NONE, "consumer", "range", assignment({"t": [1]}))
     assert r.heartbeat("g", 1, a.member_id) is ErrorCode.NONE
     assert r.commit("g", 1, a.member_id, PartitionOffset("t", 0, 10)) == [ErrorCode.NONE]
-    assert r.core.group_document("g")["members"] == h.core.group_document("g")["members"]
+    assert r.core.group_document("g").members == h.core.group_document("g").members
 
 
 def test_replayed_members_get_fresh_sessions_from_the_load_time():
@@ -158,7 +160,7 @@ def test_a_document_for_a_live_group_with_other_members_is_rejected():
     doc["members"] = doc["members"][:1]
     doc["ownership"] = {}
     with pytest.raises(ReplayError):
-        h.core.replay(GroupMetadataRecord("g", doc), h.now)
+        h.core.replay(document_record("g", doc), h.now)
 
 
 def test_a_document_for_a_live_group_with_another_generation_is_rejected():
@@ -166,7 +168,7 @@ def test_a_document_for_a_live_group_with_another_generation_is_rejected():
     doc = stable_document(h)
     doc["generation"] = 0
     with pytest.raises(ReplayError):
-        h.core.replay(GroupMetadataRecord("g", doc), h.now)
+        h.core.replay(document_record("g", doc), h.now)
 
 
 def test_a_stable_document_applied_to_a_rebalancing_group_breaks_the_legality_table():
@@ -174,7 +176,7 @@ def test_a_stable_document_applied_to_a_rebalancing_group_breaks_the_legality_ta
     doc = stable_document(h)
     h.ask("trigger_rebalance", "g")
     with pytest.raises(IllegalStateTransition):
-        h.core.replay(GroupMetadataRecord("g", doc), h.now)
+        h.core.replay(document_record("g", doc), h.now)
 
 
 def test_a_document_older_than_the_generation_in_memory_is_rejected():
@@ -183,30 +185,39 @@ def test_a_document_older_than_the_generation_in_memory_is_rejected():
     old = copy.deepcopy(h.documents()[-1])
     h.leave("g", LeavingMember(a.member_id))  # Empty at generation 2
     with pytest.raises(ReplayError):
-        h.core.replay(GroupMetadataRecord("g", old), h.now)
+        h.core.replay(document_record("g", old), h.now)
 
 
 @pytest.mark.parametrize("breakage", [
     lambda d: d.update(state="CompletingRebalance"),
     lambda d: d.update(state="Empty"),
     lambda d: d.update(leader="c-nobody"),
-    lambda d: d.update(version=2),
     lambda d: d["members"].append(dict(d["members"][0])),
-    lambda d: d["members"][0].pop("assignment_base64"),
 ])
-def test_malformed_documents_are_rejected(breakage):
+def test_documents_that_cannot_describe_a_stored_classic_group_are_rejected(breakage):
     h = Harness()
     doc = stable_document(h)
     breakage(doc)
     with pytest.raises(InvalidDocument):
-        GroupCoordinator(timer=Harness().timer).replay(GroupMetadataRecord("g", doc), 0)
+        GroupCoordinator(timer=Harness().timer).replay(document_record("g", doc), 0)
+
+
+@pytest.mark.parametrize("breakage", [
+    lambda d: d.update(version=2),
+    lambda d: d["members"][0].pop("assignment_base64"),
+])
+def test_malformed_documents_never_reach_the_core(breakage):
+    doc = stable_document(Harness())
+    breakage(doc)
+    with pytest.raises(LayoutError, match="^/groups/g: "):
+        document_record("g", doc)
 
 
 def test_a_document_recorded_under_another_group_name_is_rejected():
     h = Harness()
     doc = stable_document(h)
     with pytest.raises(ReplayError):
-        Harness().core.replay(GroupMetadataRecord("other", doc), 0)
+        Harness().core.replay(GroupMetadataRecord("other", GroupDocument.from_json("g", doc)), 0)
 
 
 def test_tombstones_for_unknown_groups_or_offsets_are_rejected():

@@ -36,9 +36,9 @@ def test_static_member_restart_rewrites_the_document_with_the_new_id_in_the_same
     (record,) = result.records
     assert isinstance(record, GroupMetadataRecord)
     new_id = h.reply(token).member_id
-    assert [m["member_id"] for m in record.document["members"]] == [a.member_id, new_id]
-    assert record.document["members"][1]["group_instance_id"] == "i-1"
-    assert record.document["generation"] == 1 and record.document["ownership"]["t"]["1"] == new_id
+    assert [m.member_id for m in record.document.members] == [a.member_id, new_id]
+    assert record.document.members[1].group_instance_id == "i-1"
+    assert record.document.generation == 1 and record.document.ownership["t"]["1"] == new_id
 
 
 def test_the_old_id_of_a_restarted_static_member_is_fenced():

@@ -112,7 +112,7 @@ def test_requests_for_a_group_this_node_does_not_serve_answer_not_coordinator_wi
     assert h.ask("trigger_rebalance", TriggerRebalance("g")) == TriggerRebalanceResult(ErrorCode.NOT_COORDINATOR)
     assert [d.error for d in h.ask("describe_groups", ("g", "g"))] == [ErrorCode.NOT_COORDINATOR] * 2
     assert [d.error for d in h.ask("delete_groups", ("g",))] == [ErrorCode.NOT_COORDINATOR]
-    assert not h.records[len(h.records):] and h.core.group_document("g")["generation"] == 1
+    assert not h.records[len(h.records):] and h.core.group_document("g").generation == 1
 
 
 def test_a_loading_partition_answers_load_in_progress_and_others_are_served_alongside():

@@ -3,31 +3,38 @@ moved, timing and reason from the document's "rebalance" block."""
 
 from __future__ import annotations
 
-from groupctl.ops.documents import document_generation
+import json
+
+import pytest
+
+from groupctl.errors import OpsError
+from groupctl.layout.groups import GroupDocument, GroupMember, LastRebalance
+from groupctl.ops.documents import StoredDocument, read_group_document
 from groupctl.ops.rebalance import diff_documents, events
 
 
-def member(member_id: str, client_id: str, assignment: dict[str, list[int]]) -> dict:
-    return {"member_id": member_id, "client_id": client_id, "client_host": "/127.0.0.1",
-            "session_timeout_ms": 10000, "rebalance_timeout_ms": 30000,
-            "subscription": sorted(assignment), "assignment": assignment}
+def member(member_id: str, client_id: str, assignment: dict[str, list[int]]) -> GroupMember:
+    return GroupMember(member_id=member_id, group_instance_id=None, client_id=client_id, client_host="/127.0.0.1",
+                       session_timeout_ms=10000, rebalance_timeout_ms=30000, subscription=sorted(assignment),
+                       assignment=assignment, metadata_bytes=b"", assignment_bytes=b"")
 
 
-def document(generation: int, *members: dict, rebalance: dict | None = None, state: str | None = None) -> dict:
+def document(generation: int, *members: GroupMember, rebalance: dict | None = None,
+             state: str | None = None) -> GroupDocument:
     ownership: dict[str, dict[str, str]] = {}
     for m in members:
-        for topic, partitions in m["assignment"].items():
+        for topic, partitions in m.assignment.items():
             for p in partitions:
-                ownership.setdefault(topic, {})[str(p)] = m["member_id"]
-    doc = {"version": 1, "group": "orders", "protocol_type": "consumer",
-           "protocol": "range" if members else None, "generation": generation,
-           "state": state or ("Stable" if members else "Empty"),
-           "leader": members[0]["member_id"] if members else None,
-           "members": list(members), "ownership": ownership, "coordinator": 0,
-           "updated_at_ms": 1_000 + generation}
-    if rebalance is not None:
-        doc["rebalance"] = rebalance
-    return doc
+                ownership.setdefault(topic, {})[str(p)] = m.member_id
+    return GroupDocument(
+        group="orders", protocol_type="consumer", protocol="range" if members else None, generation=generation,
+        state=state or ("Stable" if members else "Empty"), leader=members[0].member_id if members else None,
+        members=members, ownership=ownership, coordinator=0, updated_at_ms=1_000 + generation,
+        rebalance=LastRebalance(**rebalance) if rebalance is not None else None)
+
+
+def stored(doc: GroupDocument | None) -> StoredDocument | None:
+    return StoredDocument(doc, doc.to_json()) if doc is not None else None
 
 
 A = member("app-1-aaa", "app-1", {"payments": [0, 1, 2, 3]})
@@ -116,17 +123,17 @@ def test_a_document_without_a_rebalance_block_has_null_timing_and_cause():
 
 
 def test_a_null_rebalance_block_reads_as_none():
-    doc = document(1, A)
-    doc["rebalance"] = None
+    doc = read_group_document("orders", json.dumps({**document(1, A).to_json(), "rebalance": None})).document
 
     assert diff_documents(None, doc).reason is None
 
 
-def test_a_block_without_a_completion_time_has_no_duration():
-    event = diff_documents(None, document(1, A, rebalance={"started_at_ms": 5, "completed_at_ms": None,
-                                                              "reason": None}))
+def test_a_block_without_a_completion_time_is_a_malformed_document():
+    malformed = {**document(1, A).to_json(), "rebalance": {"started_at_ms": 5, "completed_at_ms": None,
+                                                            "reason": None}}
 
-    assert (event.started_at_ms, event.completed_at_ms, event.duration_ms) == (5, None, None)
+    with pytest.raises(OpsError, match='^coordinator: /groups/orders: rebalance: "completed_at_ms" must be an integer'):
+        read_group_document("orders", json.dumps(malformed), "coordinator")
 
 
 def test_partitions_are_listed_in_topic_then_numeric_partition_order():
@@ -152,17 +159,16 @@ def test_the_json_form_has_the_documented_keys():
     }
 
 
-def test_kip848_documents_use_the_group_epoch_as_their_generation():
-    doc = document(1, A)
-    del doc["generation"]
-    doc["group_epoch"] = 9
+def test_a_document_of_a_group_type_this_groupctl_does_not_read_is_an_error_naming_its_path():
+    consumer = {**document(1, A).to_json(), "type": "consumer", "group_epoch": 9}
 
-    assert document_generation(doc) == 9
-    assert document_generation(None) is None
+    with pytest.raises(OpsError, match="^/groups/orders: group type 'consumer' is not one this groupctl reads"):
+        read_group_document("orders", json.dumps(consumer))
+    assert read_group_document("orders", None) is None
 
 
 def test_events_diff_each_document_against_the_one_before_starting_from_the_baseline():
-    stream = iter([document(1, A), document(2, A_HALF, B_HALF), document(3, B_ALL)])
+    stream = iter([stored(document(1, A)), stored(document(2, A_HALF, B_HALF)), stored(document(3, B_ALL))])
 
     seen = [(e.previous_generation, e.generation, len(e.members_joined), len(e.members_left))
             for e in events(stream)]
@@ -171,7 +177,7 @@ def test_events_diff_each_document_against_the_one_before_starting_from_the_base
 
 
 def test_events_start_from_nothing_when_there_is_no_baseline_and_after_a_deletion():
-    stream = iter([None, document(1, A), None, document(1, B_ALL)])
+    stream = iter([None, stored(document(1, A)), None, stored(document(1, B_ALL))])
 
     seen = [(e.previous_generation, [m.member_id for m in e.members_joined], [m.member_id for m in e.members_left])
             for e in events(stream)]

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Optional
 
+from groupctl.layout.groups import LastRebalance
+
 
 class Reason(str, Enum):
     JOIN = "join"  # a new member joined (or a pending member came back with its id)
@@ -47,16 +49,11 @@ class RebalanceCause:
     client_id: Optional[str] = None
     detail: Optional[str] = None
 
-    def completed(self, started_at_ms: int, completed_at_ms: int) -> dict[str, Any]:
+    def completed(self, started_at_ms: int, completed_at_ms: int) -> LastRebalance:
         """The document's "rebalance" block for an episode this cause started."""
-        return {
-            "started_at_ms": started_at_ms,
-            "completed_at_ms": completed_at_ms,
-            "reason": self.reason.value,
-            "member_id": self.member_id,
-            "client_id": self.client_id,
-            "detail": self.detail,
-        }
+        return LastRebalance(started_at_ms=started_at_ms, completed_at_ms=completed_at_ms,
+                             reason=self.reason.value, member_id=self.member_id, client_id=self.client_id,
+                             detail=self.detail)
 
 
 def caused_by(reason: Reason, what: str, *members: Any) -> RebalanceCause:

@@ -1,29 +1,28 @@
 """The classic consumer-group coordinator: the sans-IO core the runtime drives.
 
-Every operation takes `(token, request, now_ms)` and returns a `Result`. The reply to `token` is
-in that Result, or, for a parked JoinGroup or SyncGroup, in the Result of a later operation or
-timer op (the injected `Timer` runs ops with `schedule(key, delay_ms, op)`). The runtime persists
-a Result's records before it delivers its replies.
-
-Records returned by an operation are already applied to this core (operations build records and
-replay them through `replay.apply_record`); `replay` is only for records loaded from the store at
-startup or takeover. The core never reads a clock, sleeps, or does I/O.
+Invariants:
+- Every operation takes `(token, request, now_ms)` and returns a `Result`. The reply to `token` is
+  in that Result or, for a parked JoinGroup or SyncGroup, in the Result of a later operation or
+  timer op (the injected `Timer` runs ops with `schedule(key, delay_ms, op)`). The runtime
+  persists a Result's records before it delivers its replies.
+- Records an operation returns are already applied to this core (operations build records and
+  replay them through `replay.apply_record`); `replay` is only for records loaded from the store
+  at startup or takeover. The core never reads a clock, sleeps, or does I/O.
+- Every group-scoped operation first asks the injected `Placement` whether this node serves the
+  group now; if not, it answers NOT_COORDINATOR (COORDINATOR_LOAD_IN_PROGRESS while the group's
+  partition loads) without touching any group, in the same synchronous step, so no operation
+  slips in between a partition being given up and its groups leaving the core.
 
 This module is a facade; the behaviour lives in: state (legality table), group (member and group
 data), rebalance (join/sync phases, sessions), membership (JoinGroup), sync (SyncGroup),
-heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (docs/zookeeper-layout.md), replay, takeover
-(loading and unloading group partitions) and topic_changes.
-
-Placement: every group-scoped operation first asks the injected `Placement` whether this node
-serves the group now; if not, it answers NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS while
-the group's partition is loading) without touching any group, in the same synchronous step, so no
-operation slips in between a partition being given up and its groups leaving the core.
+heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (the stored group document), replay,
+takeover (loading and unloading group partitions) and topic_changes.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Hashable, Iterable, Optional
+from typing import Callable, Hashable, Iterable, Optional
 
 from groupctl.coordinator.classic import (
     admin,
@@ -65,6 +64,7 @@ from groupctl.coordinator.placement import Placement
 from groupctl.coordinator.records import Record
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import Timer
+from groupctl.layout.groups import GroupDocument
 
 __all__ = ["GroupConfig", "GroupCoordinator", "GroupState"]
 
@@ -197,8 +197,8 @@ class GroupCoordinator:
         """Rebalance the settled groups subscribed to any of `topics` (reason "topic change")."""
         return topic_changes.topics_changed(self._core, topics, now_ms, detail)
 
-    def group_document(self, group_id: str) -> Optional[dict[str, Any]]:
-        """The docs/zookeeper-layout.md document of the group's current state (None if there is no group);
+    def group_document(self, group_id: str) -> Optional[GroupDocument]:
+        """The document (`groupctl.layout.groups`) of the group's current state (None if there is no group);
         `updated_at_ms` is when its document was last written or loaded."""
         group = self._core.groups.get(group_id)
         if group is None:

@@ -8,13 +8,14 @@ emission points call them with the state as it is at that moment, so e.g. a memb
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Optional
 
 from groupctl.coordinator import journal
 from groupctl.coordinator.classic.causes import RebalanceCause
 from groupctl.coordinator.classic.context import Core
 from groupctl.coordinator.classic.group import ClassicGroup, Member
 from groupctl.coordinator.journal import Event
+from groupctl.layout.groups import GroupDocument
 
 
 def rebalance_started(core: Core, group: ClassicGroup, cause: RebalanceCause, now_ms: int) -> Event:
@@ -25,17 +26,17 @@ def rebalance_started(core: Core, group: ClassicGroup, cause: RebalanceCause, no
 
 
 def rebalance_completed(
-    core: Core, group: ClassicGroup, document: Mapping[str, Any], cause: RebalanceCause, started_at_ms: int,
+    core: Core, group: ClassicGroup, document: GroupDocument, cause: RebalanceCause, started_at_ms: int,
     now_ms: int,
 ) -> Event:
     """The episode `cause` started, completed by `document` (whose decoded member assignments are
     empty unless the protocol type is "consumer")."""
-    members = document["members"]
+    members = document.members
     return journal.rebalance_completed(
-        core.node_id, now_ms, group.group_id, generation=document["generation"], reason=cause.reason.value,
-        started_ts=started_at_ms, state=document["state"], protocol=document["protocol"],
-        leader=document["leader"], member_ids=[m["member_id"] for m in members],
-        assignment=journal.assignment_rows((m["member_id"], m["client_id"], m["assignment"]) for m in members))
+        core.node_id, now_ms, group.group_id, generation=document.generation, reason=cause.reason.value,
+        started_ts=started_at_ms, state=document.state, protocol=document.protocol,
+        leader=document.leader, member_ids=[m.member_id for m in members],
+        assignment=journal.assignment_rows((m.member_id, m.client_id, m.assignment) for m in members))
 
 
 def member_joined(core: Core, group: ClassicGroup, member: Member, now_ms: int,

@@ -21,7 +21,7 @@ for by the earliest member (Kafka's choice among tied protocols is HashMap order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Optional
+from typing import Hashable, Optional
 
 from groupctl.coordinator.classic.causes import RebalanceCause
 from groupctl.coordinator.classic.messages import JoinedMember, JoinGroupResult, SyncGroupResult
@@ -30,6 +30,7 @@ from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, parse
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import OffsetCommitRecord
 from groupctl.coordinator.results import Result
+from groupctl.layout.groups import LastRebalance
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class ClassicGroup:
     subscribed_topics: Optional[frozenset[str]] = None  # None: unknown (see is_subscribed_to)
     offsets: dict[tuple[str, int], OffsetCommitRecord] = field(default_factory=dict)
     updated_at_ms: int = 0  # when the group document was last written or loaded
-    last_rebalance: Optional[dict[str, Any]] = None  # the document's "rebalance" block (see causes)
+    last_rebalance: Optional[LastRebalance] = None  # the document's "rebalance" block (see causes)
     # The rebalance in progress (soft state): set when the group enters PreparingRebalance from a
     # settled state, cleared when the document that completes it is written.
     rebalance_started_at_ms: Optional[int] = None

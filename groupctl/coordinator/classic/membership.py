@@ -1,30 +1,26 @@
 """JoinGroup: admitting new, pending, existing and static members.
 
 Checks, in Kafka's order: group id, session timeout bounds (INVALID_SESSION_TIMEOUT), the group
-(an unknown group with a member id: UNKNOWN_MEMBER_ID; without: a new Empty group, kept only if
-the member is admitted, where Kafka keeps it even after INCONSISTENT_GROUP_PROTOCOL), group size
+(an unknown group with a member id: UNKNOWN_MEMBER_ID; without: a new Empty group), group size
 (GROUP_MAX_SIZE_REACHED), protocol type and a protocol every member supports
-(INCONSISTENT_GROUP_PROTOCOL), then the member's identity (UNKNOWN_MEMBER_ID /
-FENCED_INSTANCE_ID).
+(INCONSISTENT_GROUP_PROTOCOL), then the member's identity (UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID).
 
-- A new dynamic member gets an id `<client-id>-<uuid>`; with `require_known_member_id`
-  (JoinGroup v4+) it is answered MEMBER_ID_REQUIRED with that id and becomes pending until it
-  rejoins with it or its session timeout passes.
-- A new static member (group instance id) is admitted at once; if the instance is known, it takes
-  over the old member id (the old id's parked requests are answered FENCED_INSTANCE_ID). In a
-  Stable group whose chosen protocol stays the same there is no rebalance: the document is
-  rewritten with the new id and the member gets the current generation (the leader with
-  `skip_assignment`, JoinGroup v9+).
-- An existing member in Stable: the leader, or a member with changed protocols, starts a
-  rebalance; a follower with the same protocols gets the current generation back. In
-  CompletingRebalance the same protocols get the current generation back, changed ones rebalance.
-  In PreparingRebalance the JoinGroup is parked.
+- A new dynamic member gets an id `<client-id>-<uuid>`; with `require_known_member_id` (v4+) it is
+  answered MEMBER_ID_REQUIRED with that id and stays pending until it rejoins with it or its
+  session timeout passes.
+- A new static member is admitted at once; if its instance is known it takes over the old member
+  id (whose parked requests get FENCED_INSTANCE_ID). In a Stable group whose protocol stays the
+  same there is no rebalance: the document is rewritten with the new id and the member gets the
+  current generation (the leader with `skip_assignment`, v9+).
+- An existing member: in Stable, the leader or a changed protocol list starts a rebalance, a
+  follower with the same protocols gets the current generation back; in CompletingRebalance the
+  same protocols get the current generation, changed ones rebalance; in PreparingRebalance the
+  JoinGroup is parked.
+- `member_joined` is journaled on admission (a pending member's when it comes back with its id).
 
-Journal: a member is `member_joined` when admitted (a pending member when it comes back with
-its id; a static member's restart admits its new id, and the old id just goes, no event).
-
-Deliberate difference from Apache Kafka: static members' ids are `<client-id>-<uuid>` like
-everyone's (Kafka prefixes them with the group instance id), per groupctl's member-id contract.
+Deliberate differences from Apache Kafka: a new group is kept only if its first member is
+admitted (Kafka keeps it even after INCONSISTENT_GROUP_PROTOCOL); static members' ids are
+`<client-id>-<uuid>` like everyone's (Kafka prefixes them with the group instance id).
 """
 
 from __future__ import annotations

@@ -10,10 +10,9 @@ OffsetCommit (Kafka's ClassicGroup.validateOffsetCommit):
 - CompletingRebalance: REBALANCE_IN_PROGRESS;
 - a group that does not exist with generation >= 0: ILLEGAL_GENERATION (what Kafka answers
   OffsetCommit before v9; v9+ would say GROUP_ID_NOT_FOUND, and the core does not see versions);
-- metadata longer than offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE for that partition.
-One OffsetCommitRecord and one `offset_commit` journal event per accepted partition, applied
-through replay; the event names the request's member id and generation as given (a simple
-commit's are "" and -1).
+- metadata over OFFSET_METADATA_MAX_CHARS characters: OFFSET_METADATA_TOO_LARGE for that partition.
+One OffsetCommitRecord and one `offset_commit` journal event per accepted partition; the event
+names the request's member id and generation as given (a simple commit's are "" and -1).
 
 OffsetFetch works in every state and for unknown groups (-1 offsets, error NONE).
 OffsetDelete: GROUP_ID_NOT_FOUND for an unknown group; NON_EMPTY_GROUP for a group with members

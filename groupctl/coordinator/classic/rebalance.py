@@ -1,32 +1,25 @@
-"""The rebalance engine: join phase, sync phase, session expiry and member removal.
+"""The rebalance engine: join phase, sync phase, session expiry and member removal; every request
+module funnels its state changes through here, as through Kafka's GroupMetadataManager.
 
-Every request module funnels its state changes through here, as Kafka's GroupMetadataManager
-does (prepareRebalance / maybeCompleteJoinPhase / completeClassicGroupJoin / expirePendingSync).
-
-Join phase (PreparingRebalance): it completes when every member is parked in JoinGroup and no
-pending member (told MEMBER_ID_REQUIRED) is outstanding, or when the join timer fires: the
-largest member rebalance timeout, or for a group starting from Empty the initial rebalance delay,
-re-armed by min(delay, remaining) while new members keep arriving, never past the rebalance
-timeout. On completion dynamic members that did not rejoin are dropped (static ones stay), the
-generation increments (also when nobody is left: the group becomes Empty and its document is
-written), the protocol is voted, and every parked JoinGroup is answered.
-
-Sync phase (CompletingRebalance, then Stable): members that have not sent SyncGroup within the
-rebalance timeout after the join phase are removed and the group rebalances again.
-
-Sessions: each member has one session timer, re-armed by its requests. When it fires, a new
-member (whose first JoinGroup is still parked, with the longer NEW_MEMBER_JOIN_TIMEOUT_MS) is
-dropped; a member parked in JoinGroup or SyncGroup is kept (the phase deadlines deal with it and
-re-arm its timer); any other member is dropped and the group rebalances (or empties).
-
-Every entry into PreparingRebalance names a `RebalanceCause`; the first one after a settled
-state starts the rebalance episode that the completing document records (see `causes`). The
-episode's start, its completion and every member the coordinator removes are journal events
-(see `groupctl.coordinator.journal`).
+- Join phase (PreparingRebalance): completes when every member is parked in JoinGroup and no
+  pending member is outstanding, or when the join timer fires (the largest member rebalance
+  timeout; from Empty, the initial rebalance delay, re-armed by min(delay, remaining) while new
+  members keep arriving, never past the rebalance timeout). Then dynamic members that did not
+  rejoin are dropped (static ones are waited for), the generation increments (also when nobody
+  is left: the group becomes Empty and its document is written), the protocol is voted, and
+  every parked JoinGroup is answered.
+- Sync phase: members that have not sent SyncGroup within the rebalance timeout are removed and
+  the group rebalances again.
+- Sessions: one timer per member, re-armed by its requests. When it fires, a new member (first
+  JoinGroup still parked, NEW_MEMBER_JOIN_TIMEOUT_MS) or an unparked member is dropped and the
+  group rebalances (or empties); a member parked in JoinGroup or SyncGroup is left to the phases.
+- Every entry into PreparingRebalance names a `RebalanceCause`; the first after a settled state
+  starts the episode the completing document records (`causes`). Its start, its completion and
+  every removal are journal events (`groupctl.coordinator.journal`).
 
 Deliberate differences from Apache Kafka, all about answering every parked request exactly once:
 a member removed while parked in SyncGroup gets UNKNOWN_MEMBER_ID (Kafka leaves it unanswered);
-a JoinGroup or SyncGroup that a second one from the same member supersedes gets
+a JoinGroup or SyncGroup superseded by a second one from the same member gets
 REBALANCE_IN_PROGRESS (Kafka drops it); and a member dropped for GROUP_MAX_SIZE_REACHED lets a
 join phase complete at once if everyone else has rejoined (Kafka waits for the timer).
 """

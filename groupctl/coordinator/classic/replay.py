@@ -24,12 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from groupctl.coordinator.classic.context import Core, cancel_group_timers
-from groupctl.coordinator.classic.document import (
-    document_assignments,
-    document_members,
-    document_rebalance,
-    document_state,
-)
+from groupctl.coordinator.classic.document import document_members, document_state
 from groupctl.coordinator.classic.group import ClassicGroup
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.records import (
@@ -41,6 +36,7 @@ from groupctl.coordinator.records import (
     TopicRecord,
     TopicTombstone,
 )
+from groupctl.layout.groups import GroupDocument
 
 
 class ReplayError(RuntimeError):
@@ -82,52 +78,52 @@ def apply_record(core: Core, record: Record) -> Optional[ClassicGroup]:
 
 def _apply_document(core: Core, record: GroupMetadataRecord) -> Optional[ClassicGroup]:
     doc = record.document
-    if doc.get("group") != record.group:
-        raise ReplayError(f"document of group {doc.get('group')!r} recorded for {record.group!r}")
+    if doc.group != record.group:
+        raise ReplayError(f"document of group {doc.group!r} recorded for {record.group!r}")
     state = document_state(doc)
-    last_rebalance = document_rebalance(doc)
     live = core.groups.get(record.group)
     if live is None or (live.state is GroupState.EMPTY and not live.members and not live.pending_join):
         loaded = _load(core, record.group, doc, state, live)
-        loaded.last_rebalance = last_rebalance
+        loaded.last_rebalance = doc.rebalance
         return loaded
     _checkpoint(live, doc, state)
-    live.last_rebalance = last_rebalance
+    live.last_rebalance = doc.rebalance
     return None
 
 
-def _load(core: Core, group_id: str, doc: dict, state: GroupState, live: Optional[ClassicGroup]) -> ClassicGroup:
-    if live is not None and doc["generation"] < live.generation:
-        raise ReplayError(f"group {group_id}: stored generation {doc['generation']} is older than "
+def _load(core: Core, group_id: str, doc: GroupDocument, state: GroupState,
+          live: Optional[ClassicGroup]) -> ClassicGroup:
+    if live is not None and doc.generation < live.generation:
+        raise ReplayError(f"group {group_id}: stored generation {doc.generation} is older than "
                           f"generation {live.generation} in memory")
     group = ClassicGroup(
-        group_id=group_id, state=state, generation=int(doc["generation"]),
-        protocol_type=doc.get("protocol_type"), protocol=doc.get("protocol"),
-        offsets=live.offsets if live is not None else {}, updated_at_ms=int(doc.get("updated_at_ms", 0)),
+        group_id=group_id, state=state, generation=doc.generation,
+        protocol_type=doc.protocol_type, protocol=doc.protocol,
+        offsets=live.offsets if live is not None else {}, updated_at_ms=doc.updated_at_ms,
     )
     for member in document_members(doc):
         group.add(member)
-    group.leader = doc["leader"] if group.members else None
+    group.leader = doc.leader if group.members else None
     group.subscribed_topics = group.compute_subscribed_topics()
     core.groups[group_id] = group
     return group
 
 
-def _checkpoint(group: ClassicGroup, doc: dict, state: GroupState) -> None:
-    ids = [m["member_id"] for m in doc["members"]]
-    if doc["generation"] != group.generation or set(ids) != set(group.members):
+def _checkpoint(group: ClassicGroup, doc: GroupDocument, state: GroupState) -> None:
+    ids = [m.member_id for m in doc.members]
+    if doc.generation != group.generation or set(ids) != set(group.members):
         raise ReplayError(
-            f"group {group.group_id}: document (generation {doc['generation']}, members {sorted(ids)}) "
+            f"group {group.group_id}: document (generation {doc.generation}, members {sorted(ids)}) "
             f"does not describe the live group (generation {group.generation}, members {sorted(group.members)})"
         )
-    if ids and (doc["protocol"] != group.protocol or doc["leader"] != group.leader):
-        raise ReplayError(f"group {group.group_id}: document protocol/leader {doc['protocol']}/{doc['leader']} "
+    if ids and (doc.protocol != group.protocol or doc.leader != group.leader):
+        raise ReplayError(f"group {group.group_id}: document protocol/leader {doc.protocol}/{doc.leader} "
                           f"differ from the live group's {group.protocol}/{group.leader}")
     if state is not group.state:
         group.transition_to(state)
-    for member_id, assignment in document_assignments(doc).items():
-        group.members[member_id].assignment = assignment
+    for member in doc.members:
+        group.members[member.member_id].assignment = member.assignment_bytes
     if not ids:
         group.protocol = None
     group.subscribed_topics = group.compute_subscribed_topics()
-    group.updated_at_ms = int(doc["updated_at_ms"])
+    group.updated_at_ms = doc.updated_at_ms

@@ -1,19 +1,18 @@
 """Taking groups over and giving them up, one group partition at a time.
 
-- Load (the design's Catch up): the runtime reads a partition's records from the store and the
-  core replays them. A group loaded with members then starts a rebalance with reason
-  "coordinator load": its members learn of the new coordinator from REBALANCE_IN_PROGRESS,
-  rejoin with their member ids, and the generation continues from the stored one, so the next
-  document names this node. Members that do not come back within the rebalance timeout are
-  removed, as in any rebalance. Deliberate difference from Apache Kafka, which resumes a loaded
-  Stable group without a rebalance: here the document is the only record of ownership, and a
-  fresh generation written by the new coordinator is what tells every reader (and the members'
-  next commits) who coordinates the group now. Replaying the stored records journals nothing
-  (it rebuilds state, it is not new history); the takeover rebalance is a `rebalance_started`
-  event with reason "coordinator load".
-- Unload (stepping down): the partition's groups leave the core at once. Parked JoinGroup and
-  SyncGroup requests are answered NOT_COORDINATOR (clients look the coordinator up again), and
-  the groups' timers are cancelled, so nothing more happens to them here.
+- Load: the runtime reads a partition's records from the store and the core replays them (which
+  journals nothing: it rebuilds state, it is not new history). A group loaded with members then
+  starts a rebalance with reason "coordinator load" (a `rebalance_started` event): its members
+  learn of the new coordinator from REBALANCE_IN_PROGRESS, rejoin with their member ids, and the
+  generation continues from the stored one, so the next document names this node. Members that
+  do not come back within the rebalance timeout are removed, as in any rebalance.
+- Unload (stepping down): the partition's groups leave the core at once, writing nothing (the
+  store keeps them for the next leader). Parked JoinGroup and SyncGroup requests are answered
+  NOT_COORDINATOR (clients look the coordinator up again) and the groups' timers are cancelled.
+
+Deliberate difference from Apache Kafka, which resumes a loaded Stable group without a rebalance:
+here the document is the only record of ownership, and a fresh generation written by the new
+coordinator is what tells every reader (and the members' next commits) who coordinates it now.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from groupctl.coordinator.results import Result
 
 
 def load(core: Core, records: Iterable[Record], now_ms: int, detail: str) -> Result:
-    """Replay a partition's records (replay order, see `groupctl.store.persist.load_records`) and
+    """Replay a partition's records (replay order, see `groupctl.store.loading.load_records`) and
     start the takeover rebalance of every loaded group that has members."""
     out = Result()
     loaded = []

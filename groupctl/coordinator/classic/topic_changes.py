@@ -1,25 +1,22 @@
 """Rebalance the groups whose subscribed topics changed (a topic gained partitions).
 
-When the cluster learns that topics changed (the server's topic watch sees a new
-`/brokers/topics/<topic>` document), every Stable or CompletingRebalance group subscribed to any
-of them starts a rebalance with reason "topic change", so its leader assigns the new partitions.
-It is a timer-like operation: nobody asked for it, so its `Result` carries no reply, only the
-records of any group that completes a join phase at once.
+When the cluster learns that topics changed (the topic watch sees a new `/brokers/topics/<topic>`
+document), every Stable or CompletingRebalance group subscribed to any of them starts a rebalance
+with reason "topic change", so its leader assigns the new partitions. Nobody asked for it, so the
+`Result` carries no reply, only the records of any group that completes a join phase at once.
 
-Which groups: `ClassicGroup.is_subscribed_to`, so a "consumer" group whose subscriptions cannot
-be decoded counts as subscribed (a needless rebalance is safe, a missed one is not). Groups in
-PreparingRebalance are already rebalancing and will see the new metadata when their leader
-assigns; Empty groups have nobody to assign to. A CompletingRebalance group restarts its join
-phase, as a trigger does, because its leader may be computing an assignment from the old
+Which groups: `ClassicGroup.is_subscribed_to`, so a "consumer" group whose subscriptions cannot be
+decoded counts as subscribed (a needless rebalance is safe, a missed one is not). PreparingRebalance
+groups will see the new metadata when their leader assigns; Empty groups have nobody to assign to;
+a CompletingRebalance group restarts its join phase, as its leader may be assigning from the old
 partition count.
 
-Deliberate difference from Apache Kafka: Kafka's classic-protocol coordinator leaves this to the
-clients (the group leader notices the partition count change in its metadata and rejoins);
-groupctl also rebalances from the server, so the leader assigns again at once instead of at its
-next metadata refresh (kafka-python: every 5 minutes). A leader that fetches metadata before
-assigning (librdkafka) hands the new partitions out in this rebalance; kafka-python 3.0.12's
-assigns from its cached metadata, then refreshes it and rejoins at once ("leader rejoin"),
-which hands them out one rebalance later.
+Deliberate difference from Apache Kafka, whose classic coordinator leaves this to the clients (the
+leader notices the new partition count in its metadata and rejoins): here the leader assigns again
+at once, not at its next metadata refresh (kafka-python: every 5 minutes). A leader that fetches
+metadata before assigning (librdkafka) hands the new partitions out in this rebalance;
+kafka-python 3.0.12's assigns from its cached metadata, then refreshes it and rejoins at once
+("leader rejoin"), which hands them out one rebalance later.
 """
 
 from __future__ import annotations

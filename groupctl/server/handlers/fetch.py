@@ -1,32 +1,27 @@
 """Fetch (1), v4-18.
 
-Version notes: v4 adds isolation_level, last_stable_offset and aborted_transactions (the oldest
-version any current client sends is 11 for kcat; v4 is the schema's floor); v5 log_start_offset;
-v7 fetch sessions (session_id/session_epoch, forgotten topics) and a top-level error; v9
-current_leader_epoch; v11 rack_id and preferred_read_replica; v12 is flexible, adds
-last_fetched_epoch and the tagged diverging_epoch/current_leader/snapshot_id; v13 names topics
-by id (an unknown id answers UNKNOWN_TOPIC_ID); v15 moves replica_id into a tagged
-replica_state; v16 node_endpoints; v17-18 tagged follower fields. None of the follower-only
-fields matter here: every fetcher is treated as a consumer.
+Version notes: v4 adds isolation_level, last_stable_offset and aborted_transactions (the schema's
+floor; the oldest any current client sends is kcat's 11); v5 log_start_offset; v7 fetch sessions
+and a top-level error; v9 current_leader_epoch; v11 rack_id and preferred_read_replica; v12 is
+flexible, with last_fetched_epoch and tagged follower fields; v13 names topics by id (an unknown
+id answers UNKNOWN_TOPIC_ID); v15-18 more follower-only fields. Every fetcher is a consumer here.
 
-Semantics: each partition is read from its local log, whole batches only, starting with the
-batch that holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all,
-except that the first partition with data returns at least one batch whatever its size
-(KIP-74). high_watermark and last_stable_offset are the log end offset; an offset outside
-[log start, log end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does. The response
-goes out at once when min_bytes are available, when any partition has an error, or when
-max_wait_ms is 0; otherwise the handler waits on the logs' append listeners until enough bytes
-arrive or max_wait_ms passes, and then answers with what there is.
+Semantics: each partition is read from its local log, whole batches only, from the batch that
+holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all, except that
+the first partition with data returns at least one batch whatever its size (KIP-74).
+high_watermark and last_stable_offset are the log end offset; an offset outside [log start, log
+end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does. The answer goes out at once when
+min_bytes are available, any partition has an error, or max_wait_ms is 0; otherwise the handler
+waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes.
 
-Fetch sessions are disabled, as on a broker with no session cache slots: a full request
-(session epoch -1 or 0) gets a full response with session_id 0, so clients keep sending full
-requests; an incremental one (epoch > 0) answers FETCH_SESSION_ID_NOT_FOUND.
+Fetch sessions are disabled, as on a broker with no session cache slots: a full request (epoch -1
+or 0) gets a full response with session_id 0, so clients keep sending full requests; an
+incremental one (epoch > 0) answers FETCH_SESSION_ID_NOT_FOUND.
 
 Deliberate differences from Apache Kafka: current_leader_epoch and last_fetched_epoch are not
-checked (the node has no leader epochs; batches carry epoch -1); aborted_transactions is null
-for read_uncommitted and empty for read_committed (there are no transactions); a partition that
-another node leads answers NOT_LEADER_OR_FOLLOWER without current_leader/node_endpoints; a read
-stops at a segment boundary, so a response can be shorter than the limits allow.
+checked (batches carry epoch -1); aborted_transactions is null for read_uncommitted and empty for
+read_committed (no transactions); a partition another node leads answers NOT_LEADER_OR_FOLLOWER
+without current_leader/node_endpoints; a read stops at a segment boundary.
 """
 
 from __future__ import annotations

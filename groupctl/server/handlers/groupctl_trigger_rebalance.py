@@ -1,25 +1,18 @@
 """GroupctlTriggerRebalance (API 32001, groupctl's own), version 0: start a group's rebalance.
 
-Why it exists: `groupctl rebalance trigger GROUP` must make the coordinator start the group's
-next generation (after changing partitions, to rebalance away a hot member, to test consumers)
-with `--bootstrap` alone. Kafka has no such API (operators there restart or remove members).
-Other Kafka clients ignore the key in ApiVersions.
-
-Version notes:
-- v0 is flexible (request header v2, response header v1, tagged fields).
+Why: `groupctl rebalance trigger GROUP` must make the coordinator start the group's next
+generation (after changing partitions, to move load off a hot member, to test consumers) with
+`--bootstrap` alone; Kafka has no such API. Other Kafka clients ignore the key in ApiVersions.
+v0 is flexible (request header v2, response header v1, tagged fields).
 
 Answers:
 - NONE: a Stable or CompletingRebalance group went to PreparingRebalance; its members rejoin on
-  their next heartbeat, and the completed rebalance writes a document with a higher generation
-  whose "rebalance" block has reason "trigger", the request's `reason` as its detail and the
-  requesting client id. A group already in PreparingRebalance is left as it is, also NONE (the
-  rebalance in progress is the one asked for), with an `error_message` saying so.
-- INVALID_REQUEST for an Empty group: it has no members, so no new generation can come; an
-  error (rather than NONE) tells the operator, and a script waiting for the next generation,
-  that nothing will happen. `groupctl --zk ... rebalance trigger` refuses the same case.
+  their next heartbeat, and the completed rebalance's document has reason "trigger", the
+  request's `reason` as its detail and the requesting client id. A group already in
+  PreparingRebalance is left as it is, also NONE, with an `error_message` saying so.
+- INVALID_REQUEST for an Empty group: no new generation can come, and an error tells the
+  operator (and a script waiting for one) so. `rebalance trigger --zk` refuses it too.
 - GROUP_ID_NOT_FOUND for a group the coordinator does not know.
-
-Deliberate difference from Apache Kafka, which has no such API.
 """
 
 from __future__ import annotations

@@ -1,31 +1,24 @@
 """InitProducerId (22), v0-5.
 
 Version notes: v0 and v1 are the same; v2 is flexible; v3 adds producer_id/producer_epoch so a
-producer can ask to bump its epoch instead of getting a new id (KIP-360); v4 lets the broker
-answer PRODUCER_FENCED and v5 TRANSACTION_ABORTABLE (both transactional only, never answered
-here). kafka-python 3.0.12 sends v0-4 (v3+ for an epoch bump), librdkafka 2.x v0-4, so every
-version from 0 is served. v6 (two-phase commit, KIP-939) is marked unstable in the schema and
-Apache Kafka does not advertise it by default, so neither does this node.
+producer can ask to bump its epoch instead of getting a new id (KIP-360); v4 PRODUCER_FENCED and
+v5 TRANSACTION_ABORTABLE (transactional only, never answered here). kafka-python 3.0.12 and
+librdkafka 2.x send v0-4, so every version from 0 is served. v6 (KIP-939) is unstable in the
+schema and Apache Kafka does not advertise it by default, so neither does this node.
 
 Semantics: without a transactional id (idempotent producers) the answer is a producer id never
-issued before, with epoch 0 (see `groupctl.log.producer_ids` for why ids stay unique across
-restarts). From v3 a request that names the (id, epoch) this node last issued for that id gets
-the same id with the epoch bumped, so the partitions keep one producer id and the new epoch
-restarts its sequences at 0; a retry of that bump gets the same answer again; any other
-id/epoch gets a fresh id and epoch 0. Naming an id without an epoch or an epoch without an id
-is INVALID_REQUEST, as in Kafka.
+issued before, with epoch 0 (`groupctl.log.producer_ids` says why ids stay unique). From v3 a
+request naming the (id, epoch) this node last issued for that id gets the same id with the epoch
+bumped, so the partitions keep one producer id; a retry of that bump gets the same answer; any
+other id/epoch gets a fresh id and epoch 0. An id without an epoch or an epoch without an id is
+INVALID_REQUEST, as in Kafka. A transactional id is refused: COORDINATOR_NOT_AVAILABLE
+(retriable; what Kafka answers while no transaction coordinator is available, matching this
+node's FindCoordinator for key_type 1), or INVALID_REQUEST when empty, as in Kafka.
 
-A transactional id is refused: this node has no transaction coordinator. The answer is
-COORDINATOR_NOT_AVAILABLE (retriable: the client keeps looking for a coordinator until its
-own timeout), which is what Kafka answers while no transaction coordinator is available and
-matches this node's FindCoordinator for key_type 1. An empty transactional id is
-INVALID_REQUEST, as in Kafka.
-
-Deliberate differences from Apache Kafka:
-- Kafka ignores producer_id/epoch from a non-transactional producer and always allocates a new
-  id; this node bumps the epoch of an id it issued (see above). It never answers
-  INVALID_PRODUCER_EPOCH or PRODUCER_FENCED to a non-transactional producer, like Kafka.
-- transaction_timeout_ms is not validated (it only matters with a transactional id).
+Deliberate differences from Apache Kafka: Kafka ignores a non-transactional producer's id/epoch
+and always allocates a new id, where this node bumps the epoch of an id it issued; like Kafka it
+never answers INVALID_PRODUCER_EPOCH or PRODUCER_FENCED to a non-transactional producer.
+transaction_timeout_ms is not validated (it only matters with a transactional id).
 """
 
 from __future__ import annotations

@@ -1,37 +1,23 @@
 """OffsetCommit (API 8), versions 2-10: a member (or an admin tool) commits offsets.
 
-Version notes:
-- v2-4 carry `retention_time_ms`; it is ignored (see below). v5 dropped it (KIP-211).
-- v3+ the response has `throttle_time_ms` (always 0 here).
-- v6+ carry each partition's `committed_leader_epoch` (-1 before).
-- v7+ carry `group_instance_id` (static membership).
-- v8+ are flexible.
-- v9 is the first version a KIP-848 member may use (the generation field holds its member
-  epoch); this node's classic core reads it as the generation.
-- v10 names topics by topic id instead of name: ids resolve through the topic registry, an
-  unknown id is answered UNKNOWN_TOPIC_ID for each of its partitions.
+Version notes: v2-4 carry `retention_time_ms` (ignored; v5 dropped it, KIP-211); v3+ the response
+has `throttle_time_ms` (always 0); v6+ each partition's `committed_leader_epoch`; v7+
+`group_instance_id`; v8+ flexible; v9 is the first a KIP-848 member may use (its member epoch in
+the generation field, which the classic core reads as the generation); v10 names topics by id
+(an unknown id answers UNKNOWN_TOPIC_ID for each of its partitions).
 
-The hot path: v8 (kafka-python) and v9 (librdkafka) requests are decoded, and their responses
-encoded, by the hand-written codec in `groupctl.protocol.fastpath`, so at those versions
-`request` is its `OffsetCommitRequestBody` (kafka-python's field names, `topic_id` None as
-kafka-python answers before v10) rather than kafka-python's `OffsetCommitRequest`; this handler
-reads only the fields, and answers with kafka-python's response classes at every version.
+v8 (kafka-python) and v9 (librdkafka) requests are decoded by `groupctl.protocol.fastpath`, so
+`request` may be its `OffsetCommitRequestBody` (kafka-python's field names); this handler reads
+only the fields. Generation -1 with member id "" is a simple commit; the core decides.
 
-Generation -1 with member id "" is a "simple" commit (manual assignment, admin tools); the core
-decides whether the group accepts it.
+Checked here first, as Kafka's request handler does: a topic or partition this node does not
+know is UNKNOWN_TOPIC_OR_PARTITION, metadata over 4096 bytes OFFSET_METADATA_TOO_LARGE. Only the
+other partitions go to the core (not called when none remain); errors merge back in request order.
 
-Checks made here, before the core sees the request (as Kafka's request handler does): a topic
-this node does not know, or a partition it does not have, is answered UNKNOWN_TOPIC_OR_PARTITION;
-metadata over 4096 bytes is answered OFFSET_METADATA_TOO_LARGE. Only the remaining partitions go
-to the core, and when none remain the core is not called. Errors are merged back in request
-order.
-
-Deliberate differences from Apache Kafka:
-- The metadata limit counts UTF-8 bytes (Kafka compares the string's UTF-16 length with
-  `offset.metadata.max.bytes`, default 4096), and it is checked before the group is, so a
-  too-large metadata is reported even when the group would refuse the commit.
-- v2-4 `retention_time_ms` is not honoured (Kafka uses it as that commit's expiry): the core's
-  commit has no per-commit retention.
+Deliberate differences from Apache Kafka: the metadata limit counts UTF-8 bytes (Kafka compares
+the UTF-16 length with `offset.metadata.max.bytes`) and is checked before the group, so it is
+reported even when the group would refuse the commit; v2-4 `retention_time_ms` is not honoured
+(there is no per-commit retention).
 """
 
 from __future__ import annotations

@@ -1,34 +1,26 @@
 """Produce (0), v3-13.
 
-Version notes: v3 is the first version that carries only v2 record batches (and the oldest any
-current client sends; kcat uses 7, librdkafka 10); v5 adds log_start_offset to the response; v8
-record_errors and error_message; v9 is flexible; v10 adds the tagged current_leader and
-node_endpoints (left empty: with one node there is no other leader to point to); v13 names
+Version notes: v3 is the first that carries only v2 record batches (the oldest any current client
+sends; kcat uses 7, librdkafka 10); v5 adds log_start_offset; v8 record_errors and error_message;
+v9 is flexible; v10 adds the tagged current_leader and node_endpoints (left empty); v13 names
 topics by id (an unknown id answers UNKNOWN_TOPIC_ID).
 
 Semantics: each partition's batches are validated, given the next offsets and appended to the
-local partition log; the response carries the base offset of the first record and the log
-start offset. acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition); with
-acks=0 nothing is answered. With a single replica, acks=-1 and acks=1 are the same thing: the
-append is in the OS page cache when the response goes out (see `groupctl.log.partition` on
-durability), so timeout_ms never matters.
+local partition log (`local_partitions`: this node must lead it); the response carries the base
+offset of the first record and the log start offset. acks must be -1, 0 or 1 (else
+INVALID_REQUIRED_ACKS for every partition); with acks=0 nothing is answered. With a single
+replica acks=-1 and acks=1 are the same: the append is in the page cache when the response goes
+out (see `groupctl.log.partition`), so timeout_ms never matters. Idempotent producers' sequences
+and epochs are checked by the log (`groupctl.log.producers`): a retry of one of the last five
+batches is answered NONE with its original offset, a gap or a new epoch not at sequence 0
+OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH.
 
-Idempotent producers (batches with a producer id): the partition log checks sequences and
-epochs (see `groupctl.log.producers`). A retry of one of the producer's last five batches is
-answered NONE with the original base offset and not written again; a gap or a new epoch not
-starting at sequence 0 answers OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch answers
-INVALID_PRODUCER_EPOCH.
-
-Deliberate differences from Apache Kafka:
-- Malformed batches answer CORRUPT_MESSAGE where Kafka 2.5+ answers INVALID_RECORD, and legacy
-  message sets (magic 0/1) answer UNSUPPORTED_FOR_MESSAGE_FORMAT; Kafka requires exactly one
-  batch per partition from v3, this node accepts one or more.
-- No transactions: transactional_id is ignored and transactional batches are checked and
-  stored like idempotent ones (no producer can get a transactional id here: InitProducerId
-  refuses them).
-- No max.message.bytes check (the server's frame limit bounds a request).
-- log_append_time_ms is always -1: timestamps are the producer's (CreateTime).
-- With acks=0 an error is not signalled by closing the connection; the request is just dropped.
+Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
+INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
+partition are accepted (Kafka: exactly one from v3); no transactions (transactional batches are
+stored like idempotent ones; InitProducerId refuses transactional ids); no max.message.bytes check
+(the frame limit bounds a request); log_append_time_ms is always -1 (CreateTime); with acks=0 an
+error does not close the connection, the request is just dropped.
 """
 
 from __future__ import annotations

@@ -1,0 +1,122 @@
+"""What the writer knows is stored: the documents of each group and topic it touched, with their versions.
+
+A scope is the unit read, cached and forgotten as a whole: ("group", g) is `/groups/<g>`, its
+`offsets` parent and every `/groups/<g>/offsets/<topic>`; ("topic", t) is `/brokers/topics/<t>`.
+
+Invariants:
+- A cached node is exactly what the store held at its cached version (read, or written by this
+  writer since), its document decoded (`groupctl.layout`); a structural node (the `offsets`
+  parent) has version -1 and no document. A document that does not decode is CorruptDocument.
+- Outside a transaction, a scope has cached nodes only while it is loaded, and then all of them:
+  a path of a loaded scope that is not cached does not exist in the store (as far as this
+  writer knows; a compare-and-set write finds out otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.groups import GroupDocument
+from groupctl.layout.offsets import OffsetsDocument
+from groupctl.layout.paths import group_path, offsets_path, topic_path
+from groupctl.layout.topics import TopicDocument
+from groupctl.store.base import MetadataStore, NoNode, StoreError
+
+Scope = tuple[str, str]
+"""("group", name) or ("topic", name)."""
+
+
+class CorruptDocument(StoreError):
+    """A stored document that is not what this layout writes."""
+
+
+@dataclass(frozen=True)
+class StoredDoc:
+    """A stored node as the writer last saw it; `value` is the decoded document (None for
+    structural nodes)."""
+
+    version: int
+    value: Any
+
+
+def scope_of(record: Record) -> Scope:
+    if isinstance(record, (TopicRecord, TopicTombstone)):
+        return ("topic", record.name)
+    return ("group", record.group)
+
+
+def _root(scope: Scope) -> str:
+    kind, name = scope
+    return group_path(name) if kind == "group" else topic_path(name)
+
+
+def _decoded(decode: Callable[[str, bytes], Any], where: str, data: bytes) -> Any:
+    """`decode(where, data)`, a malformed document being CorruptDocument (a store error)."""
+    try:
+        return decode(where, data)
+    except LayoutError as exc:
+        raise CorruptDocument(str(exc)) from None
+
+
+async def read_group(store: MetadataStore, group: str) -> dict[str, StoredDoc]:
+    """Everything stored for one group, by path."""
+    found: dict[str, StoredDoc] = {}
+    path = group_path(group)
+    node = await store.get(path)
+    if node is None:
+        return found
+    found[path] = StoredDoc(node.version, _decoded(GroupDocument.decode, group, node.data))
+    try:
+        topics = await store.children(offsets_path(group))
+    except NoNode:
+        return found
+    found[offsets_path(group)] = StoredDoc(-1, None)  # structural; deleted at any version
+    for component in topics:
+        topic_doc_path = f"{offsets_path(group)}/{component}"
+        node = await store.get(topic_doc_path)
+        if node is None:
+            continue  # deleted since `children`; a later CAS write will notice anything else
+        found[topic_doc_path] = StoredDoc(node.version, _decoded(OffsetsDocument.decode, topic_doc_path, node.data))
+    return found
+
+
+async def read_topic(store: MetadataStore, topic: str) -> dict[str, StoredDoc]:
+    path = topic_path(topic)
+    node = await store.get(path)
+    return {} if node is None else {path: StoredDoc(node.version, _decoded(TopicDocument.decode, topic, node.data))}
+
+
+class ScopeCache:
+    """The cached nodes by path (`docs`) and the scopes loaded."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, StoredDoc] = {}
+        self.loaded: set[Scope] = set()
+
+    def replace(self, scope: Scope, docs: dict[str, StoredDoc]) -> None:
+        """`docs` is everything stored in `scope` now."""
+        self.forget({scope})
+        self.docs.update(docs)
+        self.loaded.add(scope)
+
+    async def ensure(self, store: MetadataStore, scopes: Iterable[Scope]) -> None:
+        """Read the scopes not loaded yet from the store."""
+        for scope in sorted(set(scopes) - self.loaded):
+            kind, name = scope
+            self.docs.update(await (read_group(store, name) if kind == "group" else read_topic(store, name)))
+            self.loaded.add(scope)
+
+    def forget(self, scopes: Iterable[Scope]) -> None:
+        """Drop the scopes' nodes: the next write of them reads them afresh."""
+        for scope in scopes:
+            self.loaded.discard(scope)
+            root = _root(scope)
+            for path in [p for p in self.docs if p == root or p.startswith(root + "/")]:
+                del self.docs[path]
+
+    def forget_groups(self, belongs: Callable[[str], bool]) -> None:
+        """Forget the loaded groups `belongs` accepts."""
+        self.forget({scope for scope in self.loaded if scope[0] == "group" and belongs(scope[1])})
