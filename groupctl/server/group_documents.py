@@ -88,6 +88,10 @@ class GroupDocuments:
                 if not waiters and self._waiters.get(group) is waiters:
                     del self._waiters[group]
 
+    def waiting(self, group: str) -> int:
+        """How many long polls wait on `group` now."""
+        return len(self._waiters.get(group, ()))
+
     def changed(self, records: Iterable[Record]) -> None:
         """`records` are durable: wake whoever waits for the groups they rewrote or deleted."""
         if not self._waiters:

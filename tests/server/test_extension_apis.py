@@ -172,7 +172,7 @@ def test_a_long_poll_answers_as_soon_as_a_new_generation_is_written(coordinator,
     generation = stable["generation"]
     with ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(describe, coordinator, "orders", generation, LONG_POLL_MS)
-        time.sleep(0.3)  # let the long poll reach the coordinator first (either order must work)
+        wait_until(lambda: coordinator.node.documents.waiting("orders"), 10, 0.01, message="the long poll waiting")
         assert not waiting.done()
         started = time.monotonic()
         assert trigger(coordinator, "orders", "long-poll test").error_code == ErrorCode.NONE
@@ -197,7 +197,7 @@ def test_a_long_poll_for_a_group_that_is_deleted_answers_group_id_not_found(coor
     assert empty["generation"] > stable["generation"]
     with ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(describe, coordinator, "orders", empty["generation"], LONG_POLL_MS)
-        time.sleep(0.3)
+        wait_until(lambda: coordinator.node.documents.waiting("orders"), 10, 0.01, message="the long poll waiting")
         admin = KafkaAdminClient(bootstrap_servers=coordinator.bootstrap)
         try:
             admin.delete_groups(["orders"])
