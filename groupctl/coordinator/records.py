@@ -18,16 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import GroupDocument
 
 
 @dataclass(frozen=True)
 class GroupMetadataRecord:
-    """The whole group document, written at `/groups/<group>` when a rebalance completes,
-    when the group empties, and when it is loaded back."""
+    """The whole group document, written at `/groups/<group>`: a classic group's when a
+    rebalance completes, when the group empties, and when it is loaded back; a consumer group's
+    whenever an epoch, a member or the target changes."""
 
     group: str
-    document: GroupDocument
+    document: Union[GroupDocument, ConsumerGroupDocument]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""A consumer group (KIP-848) as the coordinator holds it: its epochs, members, target assignment
+and who owns which partition at which epoch.
+
+Invariants:
+- `assignment_epoch` <= `group_epoch`; the target assignment is the one computed at
+  `assignment_epoch` (a group epoch above it means a new target is due: ASSIGNING).
+- Every partition a member has assigned or pending revocation has exactly one owner, recorded in
+  the partition epochs at that member's epoch (`owner_epoch`); a free partition is -1.
+- `put_member` and `remove_member` are the only ways members change, so the partition epochs,
+  the static-member index and the subscription counts follow every change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import Enum
+from typing import Iterable, Optional
+
+from groupctl.coordinator.consumer.member import ConsumerMember
+from groupctl.coordinator.consumer.partitions import EMPTY, Assignment
+
+
+class ConsumerGroupState(Enum):
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+class OwnershipConflict(Exception):
+    """A member was given a partition another member owns: a bug, never a client's doing."""
+
+
+class ConsumerGroup:
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.assignor: Optional[str] = None  # the assignor of the current target assignment
+        self.members: dict[str, ConsumerMember] = {}
+        self.target: dict[str, Assignment] = {}  # member id -> its target assignment
+        self.subscribed: dict[str, int] = {}  # topic id -> partitions, of the topics subscribed at group_epoch
+        self.topic_names: dict[str, str] = {}  # topic id -> name, as the last document named them
+        self._static: dict[str, str] = {}  # instance id -> member id
+        self._owners: dict[tuple[str, int], tuple[str, int]] = {}  # (topic id, partition) -> (member id, epoch)
+        self._names: Counter[str] = Counter()  # subscribed topic name -> members subscribing
+        self._regexes: Counter[str] = Counter()  # subscribed regex -> members subscribing
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(not m.reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def owner_epoch(self, topic_id: str, partition: int) -> int:
+        owner = self._owners.get((topic_id, partition))
+        return owner[1] if owner is not None else -1
+
+    def owner(self, topic_id: str, partition: int) -> Optional[str]:
+        owner = self._owners.get((topic_id, partition))
+        return owner[0] if owner is not None else None
+
+    def static_member(self, instance_id: str) -> Optional[ConsumerMember]:
+        member_id = self._static.get(instance_id)
+        return self.members.get(member_id) if member_id is not None else None
+
+    def target_of(self, member_id: str) -> Assignment:
+        return self.target.get(member_id, EMPTY)
+
+    def subscriptions(self, without: Iterable[ConsumerMember] = (),
+                      adding: Optional[ConsumerMember] = None) -> tuple[frozenset[str], frozenset[str]]:
+        """(topic names, regexes) the members subscribe to, or would once the members `without`
+        are gone and `adding` is in (cost: the number of distinct subscriptions, not members)."""
+        names, regexes = Counter(self._names), Counter(self._regexes)
+        for member in without:
+            names.subtract(member.subscribed_topic_names)
+            if member.subscribed_topic_regex:
+                regexes[member.subscribed_topic_regex] -= 1
+        if adding is not None:
+            names.update(adding.subscribed_topic_names)
+            if adding.subscribed_topic_regex:
+                regexes[adding.subscribed_topic_regex] += 1
+        return (frozenset(n for n, k in names.items() if k > 0), frozenset(r for r, k in regexes.items() if k > 0))
+
+    def put_member(self, member: ConsumerMember) -> None:
+        """Add or replace the member with its id (its ownership moves with it)."""
+        previous = self.members.get(member.member_id)
+        if previous is not None:
+            self._forget(previous)
+        try:
+            self._remember(member)
+        except OwnershipConflict:
+            if previous is not None:
+                self._remember(previous)
+            raise
+        self.members[member.member_id] = member
+
+    def remove_member(self, member_id: str) -> ConsumerMember:
+        member = self.members.pop(member_id)
+        self._forget(member)
+        self.target.pop(member_id, None)
+        return member
+
+    def _remember(self, member: ConsumerMember) -> None:
+        owned = [(topic_id, partition) for assignment in (member.assigned, member.pending_revocation)
+                 for topic_id, partitions in assignment.items() for partition in partitions]
+        taken = [key for key in owned if key in self._owners]
+        if taken:  # checked before anything changes
+            raise OwnershipConflict(f"{taken[0][0]}-{taken[0][1]} is owned by {self._owners[taken[0]][0]}, "
+                                    f"not free for {member.member_id}")
+        for key in owned:
+            self._owners[key] = (member.member_id, member.member_epoch)
+        if member.instance_id is not None:
+            self._static[member.instance_id] = member.member_id
+        self._names.update(member.subscribed_topic_names)
+        if member.subscribed_topic_regex:
+            self._regexes[member.subscribed_topic_regex] += 1
+
+    def _forget(self, member: ConsumerMember) -> None:
+        for assignment in (member.assigned, member.pending_revocation):
+            for topic_id, partitions in assignment.items():
+                for partition in partitions:
+                    del self._owners[(topic_id, partition)]
+        if member.instance_id is not None and self._static.get(member.instance_id) == member.member_id:
+            del self._static[member.instance_id]
+        self._names.subtract(member.subscribed_topic_names)
+        self._names += Counter()  # drop the names nobody subscribes to any more
+        if member.subscribed_topic_regex:
+            self._regexes[member.subscribed_topic_regex] -= 1
+            self._regexes += Counter()

@@ -1,0 +1,171 @@
+"""A consumer group (KIP-848), `/groups/<group>` with `"type": "consumer"`: keys in this order:
+`{"version": 1, "type": "consumer", "group", "group_epoch", "assignment_epoch", "assignor",
+"state", "topics": {"<topic id>": "<topic name>"}, "members": [{"member_id", "instance_id",
+"rack_id", "client_id", "client_host", "rebalance_timeout_ms", "subscribed_topic_names",
+"subscribed_topic_regex", "server_assignor", "member_epoch", "previous_member_epoch",
+"member_state", "assigned", "pending_revocation", "target"}], "ownership": {"<topic>":
+{"<p>": "<member id>"}}, "coordinator", "updated_at_ms"}`.
+
+Assignments ("assigned", "pending_revocation", "target") are `{"<topic id>": [partitions]}`:
+topic ids are what the protocol and the core use; "topics" names them for people, and
+"ownership" is the same map classic documents have (every assigned or revoking partition by
+topic name), so `zk show`, `zk watch` and the analyses read both types alike.
+
+Invariants: "state" is Empty without members, else Assigning, Reconciling or Stable;
+"assignment_epoch" <= "group_epoch"; a partition has at most one owner across the members'
+"assigned" and "pending_revocation".
+
+Written by the coordinator's store whenever an epoch, a member or the target changes; read when a
+coordinator loads the group, and by the tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional
+
+from groupctl.layout.codec import LayoutError, check_version, encode, integer, text
+from groupctl.layout.paths import group_path
+
+VERSION = 1
+CONSUMER = "consumer"
+
+PartitionsById = dict[str, list[int]]
+
+
+@dataclass(frozen=True)
+class ConsumerMemberDocument:
+    member_id: str
+    instance_id: Optional[str]
+    rack_id: Optional[str]
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    subscribed_topic_names: list[str]
+    subscribed_topic_regex: Optional[str]
+    server_assignor: Optional[str]
+    member_epoch: int
+    previous_member_epoch: int
+    member_state: str
+    assigned: PartitionsById
+    pending_revocation: PartitionsById
+    target: PartitionsById
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "member_id": self.member_id, "instance_id": self.instance_id, "rack_id": self.rack_id,
+            "client_id": self.client_id, "client_host": self.client_host,
+            "rebalance_timeout_ms": self.rebalance_timeout_ms,
+            "subscribed_topic_names": list(self.subscribed_topic_names),
+            "subscribed_topic_regex": self.subscribed_topic_regex, "server_assignor": self.server_assignor,
+            "member_epoch": self.member_epoch, "previous_member_epoch": self.previous_member_epoch,
+            "member_state": self.member_state,
+            "assigned": _sorted(self.assigned), "pending_revocation": _sorted(self.pending_revocation),
+            "target": _sorted(self.target),
+        }
+
+    @classmethod
+    def from_json(cls, path: str, index: int, member: Any) -> "ConsumerMemberDocument":
+        where = f"members[{index}]"
+        if not isinstance(member, dict):
+            raise LayoutError(path, f"{where}: must be an object, not {member!r}")
+        names = member.get("subscribed_topic_names")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise LayoutError(path, f'{where}: "subscribed_topic_names" must be a list of strings, not {names!r}')
+        try:
+            return cls(
+                member_id=text(path, member, "member_id"),
+                instance_id=text(path, member, "instance_id", default=None),
+                rack_id=text(path, member, "rack_id", default=None),
+                client_id=text(path, member, "client_id"),
+                client_host=text(path, member, "client_host"),
+                rebalance_timeout_ms=integer(path, member, "rebalance_timeout_ms"),
+                subscribed_topic_names=names,
+                subscribed_topic_regex=text(path, member, "subscribed_topic_regex", default=None),
+                server_assignor=text(path, member, "server_assignor", default=None),
+                member_epoch=integer(path, member, "member_epoch"),
+                previous_member_epoch=integer(path, member, "previous_member_epoch"),
+                member_state=text(path, member, "member_state"),
+                assigned=_partitions(path, member, "assigned"),
+                pending_revocation=_partitions(path, member, "pending_revocation"),
+                target=_partitions(path, member, "target"),
+            )
+        except LayoutError as exc:
+            raise LayoutError(path, f"{where}: {exc.problem}") from None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDocument:
+    TYPE: ClassVar[str] = CONSUMER
+
+    group: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: Optional[str]
+    state: str
+    topics: dict[str, str]  # topic id -> name, of every topic an assignment names
+    members: tuple[ConsumerMemberDocument, ...]
+    ownership: dict[str, dict[str, str]]
+    coordinator: int
+    updated_at_ms: int
+
+    @property
+    def generation(self) -> int:
+        """What tools that follow generations follow: the group epoch."""
+        return self.group_epoch
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": VERSION, "type": self.TYPE, "group": self.group, "group_epoch": self.group_epoch,
+            "assignment_epoch": self.assignment_epoch, "assignor": self.assignor, "state": self.state,
+            "topics": dict(sorted(self.topics.items())),
+            "members": [member.to_json() for member in self.members],
+            "ownership": {topic: dict(owners) for topic, owners in self.ownership.items()},
+            "coordinator": self.coordinator, "updated_at_ms": self.updated_at_ms,
+        }
+
+    def encode(self) -> bytes:
+        return encode(self.to_json())
+
+    @classmethod
+    def from_json(cls, group: str, document: dict[str, Any]) -> "ConsumerGroupDocument":
+        path = group_path(group)
+        check_version(path, document, VERSION)
+        name = text(path, document, "group")
+        if name != group:
+            raise LayoutError(path, f'"group" is {name!r}, not the group stored here ({group!r})')
+        members = document.get("members")
+        if not isinstance(members, list):
+            raise LayoutError(path, f'"members" must be a list, not {members!r}')
+        topics = document.get("topics")
+        if not isinstance(topics, dict) or not all(isinstance(n, str) for n in topics.values()):
+            raise LayoutError(path, f'"topics" must be an object of topic names by id, not {topics!r}')
+        ownership = document.get("ownership")
+        if not isinstance(ownership, dict) or not all(
+                isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values())
+                for owners in ownership.values()):
+            raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, '
+                                    f"not {ownership!r}")
+        group_epoch = integer(path, document, "group_epoch", minimum=0)
+        return cls(
+            group=name, group_epoch=group_epoch,
+            assignment_epoch=integer(path, document, "assignment_epoch", minimum=0, maximum=group_epoch),
+            assignor=text(path, document, "assignor", default=None), state=text(path, document, "state"),
+            topics=topics,
+            members=tuple(ConsumerMemberDocument.from_json(path, i, m) for i, m in enumerate(members)),
+            ownership=ownership, coordinator=integer(path, document, "coordinator"),
+            updated_at_ms=integer(path, document, "updated_at_ms"),
+        )
+
+
+def _sorted(partitions: PartitionsById) -> dict[str, list[int]]:
+    return {topic: sorted(ps) for topic, ps in sorted(partitions.items())}
+
+
+def _partitions(path: str, document: dict[str, Any], name: str) -> PartitionsById:
+    value = document.get(name)
+    if not isinstance(value, dict) or not all(
+            isinstance(ps, list) and all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in ps)
+            for ps in value.values()):
+        raise LayoutError(path, f'"{name}" must be an object of partition lists, not {value!r}')
+    return value
