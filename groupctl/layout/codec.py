@@ -72,3 +72,11 @@ def text(path: str, document: dict[str, Any], name: str, *, default: Any = _MISS
     if not isinstance(value, str):
         raise LayoutError(path, f'"{name}" must be a string, not {value!r}')
     return value
+
+
+def ownership_map(path: str, value: Any) -> dict[str, dict[str, str]]:
+    """The `ownership` object every group document has: topic -> {"<partition>": member id}."""
+    if not isinstance(value, dict) or not all(
+            isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values()) for owners in value.values()):
+        raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, not {value!r}')
+    return value

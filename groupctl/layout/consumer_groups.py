@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
-from groupctl.layout.codec import LayoutError, check_version, encode, integer, text
+from groupctl.layout.codec import LayoutError, check_version, encode, integer, ownership_map, text
 from groupctl.layout.paths import group_path
 
 VERSION = 1
@@ -140,12 +140,6 @@ class ConsumerGroupDocument:
         topics = document.get("topics")
         if not isinstance(topics, dict) or not all(isinstance(n, str) for n in topics.values()):
             raise LayoutError(path, f'"topics" must be an object of topic names by id, not {topics!r}')
-        ownership = document.get("ownership")
-        if not isinstance(ownership, dict) or not all(
-                isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values())
-                for owners in ownership.values()):
-            raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, '
-                                    f"not {ownership!r}")
         group_epoch = integer(path, document, "group_epoch", minimum=0)
         return cls(
             group=name, group_epoch=group_epoch,
@@ -153,7 +147,8 @@ class ConsumerGroupDocument:
             assignor=text(path, document, "assignor", default=None), state=text(path, document, "state"),
             topics=topics,
             members=tuple(ConsumerMemberDocument.from_json(path, i, m) for i, m in enumerate(members)),
-            ownership=ownership, coordinator=integer(path, document, "coordinator"),
+            ownership=ownership_map(path, document.get("ownership")),
+            coordinator=integer(path, document, "coordinator"),
             updated_at_ms=integer(path, document, "updated_at_ms"),
         )
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Optional
 
-from groupctl.layout.codec import LayoutError, check_version, decode_object, encode, integer, text
+from groupctl.layout.codec import LayoutError, check_version, decode_object, encode, integer, ownership_map, text
 from groupctl.layout.paths import group_path
 
 VERSION = 1
@@ -192,7 +192,7 @@ class GroupDocument:
             state=text(path, document, "state"),
             leader=text(path, document, "leader", default=None),
             members=tuple(GroupMember.from_json(path, index, member) for index, member in enumerate(members)),
-            ownership=_ownership(path, document.get("ownership")),
+            ownership=ownership_map(path, document.get("ownership")),
             coordinator=integer(path, document, "coordinator"),
             updated_at_ms=integer(path, document, "updated_at_ms"),
             rebalance=None if block is None else LastRebalance.from_json(path, block),
@@ -234,10 +234,3 @@ def _base64(path: str, document: dict[str, Any], name: str) -> bytes:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         raise LayoutError(path, f'"{name}" is not base64: {value!r}') from None
-
-
-def _ownership(path: str, value: Any) -> dict[str, dict[str, str]]:
-    if not isinstance(value, dict) or not all(
-            isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values()) for owners in value.values()):
-        raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, not {value!r}')
-    return value
