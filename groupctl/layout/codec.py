@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 _MISSING = object()
 
@@ -79,4 +80,20 @@ def ownership_map(path: str, value: Any) -> dict[str, dict[str, str]]:
     if not isinstance(value, dict) or not all(
             isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values()) for owners in value.values()):
         raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, not {value!r}')
+    return value
+
+
+@contextmanager
+def within(path: str, where: str) -> Iterator[None]:
+    """A LayoutError raised inside says where in the document its problem is."""
+    try:
+        yield
+    except LayoutError as exc:
+        raise LayoutError(path, f"{where}: {exc.problem}") from None
+
+
+def strings(path: str, document: dict[str, Any], name: str) -> list[str]:
+    value = document.get(name)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise LayoutError(path, f'"{name}" must be a list of strings, not {value!r}')
     return value

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
-from groupctl.layout.codec import LayoutError, check_version, encode, integer, ownership_map, text
+from groupctl.layout.codec import LayoutError, check_version, encode, integer, ownership_map, strings, text, within
 from groupctl.layout.paths import group_path
 
 VERSION = 1
@@ -66,13 +66,9 @@ class ConsumerMemberDocument:
 
     @classmethod
     def from_json(cls, path: str, index: int, member: Any) -> "ConsumerMemberDocument":
-        where = f"members[{index}]"
-        if not isinstance(member, dict):
-            raise LayoutError(path, f"{where}: must be an object, not {member!r}")
-        names = member.get("subscribed_topic_names")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise LayoutError(path, f'{where}: "subscribed_topic_names" must be a list of strings, not {names!r}')
-        try:
+        with within(path, f"members[{index}]"):
+            if not isinstance(member, dict):
+                raise LayoutError(path, f"must be an object, not {member!r}")
             return cls(
                 member_id=text(path, member, "member_id"),
                 instance_id=text(path, member, "instance_id", default=None),
@@ -80,7 +76,7 @@ class ConsumerMemberDocument:
                 client_id=text(path, member, "client_id"),
                 client_host=text(path, member, "client_host"),
                 rebalance_timeout_ms=integer(path, member, "rebalance_timeout_ms"),
-                subscribed_topic_names=names,
+                subscribed_topic_names=strings(path, member, "subscribed_topic_names"),
                 subscribed_topic_regex=text(path, member, "subscribed_topic_regex", default=None),
                 server_assignor=text(path, member, "server_assignor", default=None),
                 member_epoch=integer(path, member, "member_epoch"),
@@ -90,8 +86,6 @@ class ConsumerMemberDocument:
                 pending_revocation=_partitions(path, member, "pending_revocation"),
                 target=_partitions(path, member, "target"),
             )
-        except LayoutError as exc:
-            raise LayoutError(path, f"{where}: {exc.problem}") from None
 
 
 @dataclass(frozen=True)

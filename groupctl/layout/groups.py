@@ -24,11 +24,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Optional
+from typing import Any, ClassVar, Optional
 
-from groupctl.layout.codec import LayoutError, check_version, decode_object, encode, integer, ownership_map, text
+from groupctl.layout.codec import (
+    LayoutError,
+    check_version,
+    decode_object,
+    encode,
+    integer,
+    ownership_map,
+    strings,
+    text,
+    within,
+)
 from groupctl.layout.paths import group_path
 
 VERSION = 1
@@ -63,7 +72,7 @@ class LastRebalance:
 
     @classmethod
     def from_json(cls, path: str, block: Any) -> "LastRebalance":
-        with _within(path, "rebalance"):
+        with within(path, "rebalance"):
             if not isinstance(block, dict):
                 raise LayoutError(path, f"must be an object or null, not {block!r}")
             return cls(started_at_ms=integer(path, block, "started_at_ms"),
@@ -107,7 +116,7 @@ class GroupMember:
 
     @classmethod
     def from_json(cls, path: str, index: int, member: Any) -> "GroupMember":
-        with _within(path, f"members[{index}]"):
+        with within(path, f"members[{index}]"):
             if not isinstance(member, dict):
                 raise LayoutError(path, f"must be an object, not {member!r}")
             return cls(
@@ -117,7 +126,7 @@ class GroupMember:
                 client_host=text(path, member, "client_host"),
                 session_timeout_ms=integer(path, member, "session_timeout_ms"),
                 rebalance_timeout_ms=integer(path, member, "rebalance_timeout_ms"),
-                subscription=_strings(path, member, "subscription"),
+                subscription=strings(path, member, "subscription"),
                 assignment=_partitions(path, member, "assignment"),
                 metadata_bytes=_base64(path, member, "metadata_base64"),
                 assignment_bytes=_base64(path, member, "assignment_base64"),
@@ -198,22 +207,6 @@ class GroupDocument:
             rebalance=None if block is None else LastRebalance.from_json(path, block),
             rebalance_key="rebalance" in document,
         )
-
-
-@contextmanager
-def _within(path: str, where: str) -> Iterator[None]:
-    """A LayoutError raised inside says where in the document its problem is."""
-    try:
-        yield
-    except LayoutError as exc:
-        raise LayoutError(path, f"{where}: {exc.problem}") from None
-
-
-def _strings(path: str, document: dict[str, Any], name: str) -> list[str]:
-    value = document.get(name)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise LayoutError(path, f'"{name}" must be a list of strings, not {value!r}')
-    return value
 
 
 def _is_int(value: Any) -> bool:
