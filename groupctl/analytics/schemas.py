@@ -29,7 +29,7 @@ from pyspark.sql.types import (
 
 from groupctl.layout import journal
 
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = journal.READABLE_VERSIONS
 
 
 def _fields(*spec: tuple[str, object]) -> StructType:

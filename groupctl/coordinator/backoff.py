@@ -13,6 +13,11 @@ class Backoff:
         self.maximum_ms = maximum_ms
         self._next_ms = initial_ms
 
+    @classmethod
+    def store_retries(cls) -> "Backoff":
+        """How the node retries its store: 100 ms, doubling up to 2 s."""
+        return cls(initial_ms=100, maximum_ms=2_000)
+
     def failed(self) -> int:
         """The delay before the next try (each consecutive failure doubles it, up to the maximum)."""
         delay, self._next_ms = self._next_ms, min(self._next_ms * 2, self.maximum_ms)

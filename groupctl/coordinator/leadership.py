@@ -26,6 +26,18 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 
+CLAIM_GRACE_MS = 2_000  # an orphaned partition's preferred node may be stalled: anyone claims it after this
+TICK_MS = 200  # how often the stall check runs
+RETRY_MS = 500  # a failed claim or release is tried again after this
+MAX_HANDBACK_DELAY_MS = 600_000
+
+
+def stall_limit_ms(session_timeout_ms: int) -> int:
+    """How late the event loop may run before the session may have expired meanwhile: half the
+    session timeout, at least a second."""
+    return max(1_000, session_timeout_ms // 2)
+
+
 def preferred_node(partition: int, live: Iterable[int]) -> Optional[int]:
     """The live node with the highest rendezvous hash for `partition` (None: nobody is live)."""
     def weight(node_id: int) -> bytes:
@@ -62,15 +74,16 @@ class Plan:
 class LeadershipPolicy:
     """This node's view of the election and its decisions; see the module docstring."""
 
-    def __init__(self, node_id: int, partitions: int, *, claim_grace_ms: int, handback_delay_ms: int,
-                 max_handback_delay_ms: int, tick_ms: int, stall_limit_ms: int, now_ms: int) -> None:
+    def __init__(self, node_id: int, partitions: int, *, session_timeout_ms: int, handback_delay_ms: int,
+                 now_ms: int, claim_grace_ms: int = CLAIM_GRACE_MS,
+                 max_handback_delay_ms: int = MAX_HANDBACK_DELAY_MS, tick_ms: int = TICK_MS) -> None:
         self.node_id = node_id
         self.partitions = partitions
         self.claim_grace_ms = claim_grace_ms
         self.handback_delay_ms = handback_delay_ms
         self.max_handback_delay_ms = max_handback_delay_ms
         self.tick_ms = tick_ms
-        self.stall_limit_ms = stall_limit_ms
+        self.stall_limit_ms = stall_limit_ms(session_timeout_ms)
         self.leaders: dict[int, Leader] = {}  # partition -> its leader, per the leader znodes
         self.live_since: dict[int, int] = {}  # live node id -> when first seen live
         self._fences: dict[int, Fence] = {}

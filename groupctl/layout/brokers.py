@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from groupctl.layout.codec import encode, integer, read, text
+from groupctl.layout.codec import encode, integer, is_number, read, text
 from groupctl.layout.paths import broker_path
 
 VERSION = 1
@@ -36,6 +36,6 @@ class BrokerRegistration:
 
 def node_id_of(component: str) -> Optional[int]:
     """The node id a `/brokers/ids` child names; None for a child that is not one."""
-    return int(component) if component.isdigit() else None
+    return int(component) if is_number(component) else None
 
 

@@ -27,7 +27,7 @@ def decode_object(path: str, data: Optional[bytes]) -> dict[str, Any]:
     """The JSON object stored at `path`."""
     try:
         document = json.loads(data or b"")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
         raise LayoutError(path, f"not JSON ({exc})") from None
     if not isinstance(document, dict):
         raise LayoutError(path, f"not a JSON object but {type(document).__name__}")
@@ -75,10 +75,17 @@ def text(path: str, document: dict[str, Any], name: str, *, default: Any = _MISS
     return value
 
 
+def is_number(text: str) -> bool:
+    """Whether `text` is a non-negative decimal number as stored names and keys spell one (ASCII
+    digits only: str.isdigit() also accepts "²", which int() rejects)."""
+    return text.isascii() and text.isdigit()
+
+
 def ownership_map(path: str, value: Any) -> dict[str, dict[str, str]]:
     """The `ownership` object every group document has: topic -> {"<partition>": member id}."""
     if not isinstance(value, dict) or not all(
-            isinstance(owners, dict) and all(isinstance(m, str) for m in owners.values()) for owners in value.values()):
+            isinstance(owners, dict) and all(is_number(p) and isinstance(m, str) for p, m in owners.items())
+            for owners in value.values()):
         raise LayoutError(path, f'"ownership" must be an object of {{"<partition>": member id}} objects, not {value!r}')
     return value
 

@@ -11,6 +11,8 @@ ASSIGNMENT_ROW objects). Every field may be null; an event leaves other types' f
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
+READABLE_VERSIONS = (1,)
+"""The schema versions a reader understands (the analyses skip rows of any other); SCHEMA_VERSION is one."""
 
 FIELDS = (
     ("v", "int"), ("ts", "long"), ("node", "int"), ("seq", "long"), ("event", "string"), ("group", "string"),

@@ -12,9 +12,10 @@ The bytes are exactly `codec.encode` of the document.
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from groupctl.layout.codec import LayoutError, encode, read
+from groupctl.layout.codec import LayoutError, encode, is_number, read
 
 VERSION = 1
 _ENTRY = '"%s":{"offset":%d,"leader_epoch":%d,"metadata":%s,"commit_timestamp_ms":%d}'
@@ -26,7 +27,7 @@ def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
 
 
 def _check_entry(path: str, partition: str, entry: Any) -> None:
-    if not partition.isdigit():
+    if not is_number(partition):
         raise LayoutError(path, f"partition {partition!r} is not a partition number")
     if not isinstance(entry, dict):
         raise LayoutError(path, f"partition {partition}: the entry must be an object, not {entry!r}")
@@ -36,6 +37,17 @@ def _check_entry(path: str, partition: str, entry: Any) -> None:
             raise LayoutError(path, f'partition {partition}: "{name}" must be an integer, not {value!r}')
     if not isinstance(entry.get("metadata"), str):
         raise LayoutError(path, f'partition {partition}: "metadata" must be a string, not {entry.get("metadata")!r}')
+
+
+@dataclass(frozen=True)
+class OffsetEntry:
+    """One partition's committed offset, as a document stores it."""
+
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
 
 
 class OffsetsDocument:
@@ -58,8 +70,10 @@ class OffsetsDocument:
             _check_entry(path, partition, entry)
         return cls(partitions)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"version": VERSION, "partitions": self.partitions}
+    def entries(self) -> list[OffsetEntry]:
+        """Every partition's entry, by partition number (the fields `decode` checked)."""
+        return [OffsetEntry(int(p), e["offset"], e["leader_epoch"], e["metadata"], e["commit_timestamp_ms"])
+                for p, e in sorted(self.partitions.items(), key=lambda pe: int(pe[0]))]
 
     def with_commit(self, partition: int, offset: int, leader_epoch: int, metadata: str,
                     commit_timestamp_ms: int) -> "OffsetsDocument":

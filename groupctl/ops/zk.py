@@ -52,7 +52,7 @@ from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, Znode, ZnodeStat, ZkSes
 from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, group_partition
 from groupctl.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
-from groupctl.layout.codec import LayoutError
+from groupctl.layout.codec import LayoutError, is_number
 from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.offsets import OffsetsDocument
@@ -277,7 +277,7 @@ def _groupctl_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
 
 
 def _partition_key(partition: str) -> tuple[int, str]:
-    return (int(partition), "") if partition.isdigit() else (1 << 31, partition)
+    return (int(partition), "") if is_number(partition) else (1 << 31, partition)
 
 
 def _legacy_group(session: ZkSession, group: str) -> Optional[ZkGroup]:
@@ -387,7 +387,7 @@ def parse_leader(partition: int, node: Znode) -> PartitionLeader:
 def registered_brokers(session: ZkSession) -> dict[int, BrokerRegistration]:
     """Every live node by id (malformed registrations are left out)."""
     ids = [node_id for node_id in map(node_id_of, session.children(BROKER_IDS) or []) if node_id is not None]
-    nodes = session.get_many([f"{BROKER_IDS}/{node_id}" for node_id in ids])
+    nodes = session.get_many([broker_path(node_id) for node_id in ids])
     brokers = (parse_broker(node_id, node) for node_id, node in zip(ids, nodes) if node is not None)
     return {broker.node_id: broker for broker in brokers if broker is not None}
 

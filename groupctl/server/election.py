@@ -33,9 +33,9 @@ import logging
 import time
 from typing import Awaitable, Callable, Optional
 
-from groupctl.coordinator.leadership import Fence, Leader, LeadershipPolicy
+from groupctl.coordinator.leadership import RETRY_MS, TICK_MS, Fence, Leader, LeadershipPolicy
 from groupctl.coordinator.placement import group_partition, partition_ranges
-from groupctl.layout.brokers import BrokerRegistration
+from groupctl.layout.brokers import BrokerRegistration, node_id_of
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
 from groupctl.layout.paths import (
@@ -43,6 +43,7 @@ from groupctl.layout.paths import (
     COORDINATOR_PARTITIONS,
     COORDINATORS,
     COORDINATORS_CONFIG,
+    broker_path,
     leader_path,
     partition_path,
 )
@@ -62,10 +63,6 @@ from groupctl.store.base import (
 
 log = logging.getLogger("groupctl.election")
 
-CLAIM_GRACE_S = 2.0
-TICK_S = 0.2
-RETRY_S = 0.5  # a failed claim or release is tried again after this
-MAX_HANDBACK_DELAY_S = 600.0
 
 
 def monotonic_ms() -> int:
@@ -108,9 +105,8 @@ class Election:
         self.brokers: dict[int, Optional[BrokerRegistration]] = {}  # live node id -> its registration (None: unread)
         self._clock = clock
         self.policy = LeadershipPolicy(
-            node_id, partitions, claim_grace_ms=int(CLAIM_GRACE_S * 1000),
-            handback_delay_ms=int(handback_delay_s * 1000), max_handback_delay_ms=int(MAX_HANDBACK_DELAY_S * 1000),
-            tick_ms=int(TICK_S * 1000), stall_limit_ms=int(max(1.0, session_timeout_s / 2) * 1000), now_ms=clock())
+            node_id, partitions, session_timeout_ms=int(session_timeout_s * 1000),
+            handback_delay_ms=int(handback_delay_s * 1000), now_ms=clock())
         self._now_ms = now_ms
         self._on_gained = on_gained
         self._on_lost = on_lost
@@ -210,7 +206,7 @@ class Election:
         """The set of live nodes changed. Each live node's registration is followed by a data
         watch of its own, so an address is current even when a node re-registers faster than
         the children watch can tell (a delete and a create seen as one unchanged set)."""
-        ids = {int(c) for c in children if c.lstrip("-").isdigit()}
+        ids = {node_id for node_id in map(node_id_of, children) if node_id is not None}
         self.policy.nodes_live(ids, self._clock())
         for gone in set(self.brokers) - ids:
             del self.brokers[gone]
@@ -218,7 +214,7 @@ class Election:
         for new in ids - set(self.brokers):
             self.brokers[new] = None
             self._broker_watches[new] = self.store.watch(
-                f"{BROKER_IDS}/{new}", lambda node, node_id=new: self._on_broker(node_id, node))
+                broker_path(new), lambda node, node_id=new: self._on_broker(node_id, node))
         self._poke()
 
     def _on_broker(self, node_id: int, node: Optional[Node]) -> None:
@@ -268,7 +264,7 @@ class Election:
     # -- stall detection ---------------------------------------------------------------------
 
     def _schedule_tick(self) -> None:
-        self._tick = asyncio.get_running_loop().call_later(TICK_S, self._on_tick)
+        self._tick = asyncio.get_running_loop().call_later(TICK_MS / 1000, self._on_tick)
 
     def _on_tick(self) -> None:
         held = self.policy.ticked(self._clock())
@@ -293,7 +289,7 @@ class Election:
             except StoreError as exc:  # unreachable or session gone: the rest would fail the same way
                 log.warning("could not release group partition(s) %s (%s); will retry",
                             partition_ranges(held), exc)
-                self._wake_in(RETRY_S)
+                self._wake_in(RETRY_MS / 1000)
                 return
 
     async def _repair(self, partitions: list[int]) -> None:
@@ -336,7 +332,7 @@ class Election:
                 await self._reconcile_once()
             except StoreError as exc:
                 log.warning("group partition election: %s; retrying", exc)
-                self._wake_in(RETRY_S)
+                self._wake_in(RETRY_MS / 1000)
 
     async def _reconcile_once(self) -> None:
         plan = self.policy.plan(self._clock())
@@ -344,7 +340,7 @@ class Election:
         if plan.repair:
             await self._repair(plan.repair)
         if plan.claim and not await self._claim(plan.claim):
-            wake_in_ms = min(wake_in_ms if wake_in_ms is not None else RETRY_S * 1000, RETRY_S * 1000)
+            wake_in_ms = min(wake_in_ms if wake_in_ms is not None else RETRY_MS, RETRY_MS)
         if plan.hand_back:
             await self._hand_back(plan.hand_back)
         if wake_in_ms is not None:

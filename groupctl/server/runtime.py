@@ -48,13 +48,14 @@ from typing import Any, Callable, Hashable, Optional
 from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
+from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
 from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.log import LogManager
 from groupctl.server.config import NodeConfig
-from groupctl.server.election import CLAIM_GRACE_S, Election, NotLeader, monotonic_ms
+from groupctl.server.election import Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments, StoredDocument
 from groupctl.server.journal import Journal
@@ -128,7 +129,7 @@ class Node:
         self._last_write: Optional[asyncio.Task] = None  # the newest result still being persisted
         self._write_failures = 0
         self._topics_seen: dict[str, TopicRecord] = {}  # what the topic watch reported last
-        self._to_load = LoadQueue(Backoff(initial_ms=100, maximum_ms=2000))  # partitions won, not yet being read
+        self._to_load = LoadQueue(Backoff.store_retries())  # partitions won, not yet being read
         self._loader: Optional[asyncio.Task] = None
         self._unsubscribe_session: Optional[Callable[[], None]] = None
         self.stopping = False  # set by the server at shutdown: connections read no new request
@@ -155,7 +156,7 @@ class Node:
         await self.topic_watch.start()
         await self.topics.ensure(self.config.topics)
         await self.rebalance_requests.start()
-        await self._settle_placement(timeout_s=CLAIM_GRACE_S + 3.0)
+        await self._settle_placement(timeout_s=CLAIM_GRACE_MS / 1000 + 3.0)
 
     async def _settle_placement(self, timeout_s: float) -> None:
         """Wait (bounded) until every group partition has a live leader and ours are loaded, so a
@@ -199,7 +200,7 @@ class Node:
         task.add_done_callback(_log_failure)
 
     async def _register_when_reconnected(self) -> None:
-        backoff = Backoff(initial_ms=100, maximum_ms=2000)
+        backoff = Backoff.store_retries()
         while not self.stopping:
             try:
                 await self.register(*self.advertised())

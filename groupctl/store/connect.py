@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from groupctl import defaults
 from groupctl.store.base import MetadataStore
 
 METADATA_DIR = "metadata"
 
 
 def open_store(*, zk: Optional[str] = None, data_dir: Optional[Path] = None,
-               session_timeout_s: float = 10.0, connect_timeout_s: float = 10.0) -> MetadataStore:
+               session_timeout_s: float = defaults.ZK_SESSION_TIMEOUT_S, connect_timeout_s: float = 10.0) -> MetadataStore:
     if zk:
         from groupctl.store.zookeeper import ZooKeeperStore  # kazoo only when ZooKeeper is used
 

@@ -72,13 +72,11 @@ def _group_records(group: str, docs: dict[str, StoredDoc]) -> list[Record]:
     prefix = offsets_path(group) + "/"
     for doc_path in sorted(p for p in docs if p.startswith(prefix)):
         topic = decode_name(doc_path[len(prefix):])
-        partitions = docs[doc_path].value.partitions
-        for partition in sorted(partitions, key=int):
-            entry = partitions[partition]
+        for entry in docs[doc_path].value.entries():
             records.append(OffsetCommitRecord(
-                group=group, topic=topic, partition=int(partition), offset=entry["offset"],
-                leader_epoch=entry["leader_epoch"], metadata=entry["metadata"],
-                commit_timestamp_ms=entry["commit_timestamp_ms"],
+                group=group, topic=topic, partition=entry.partition, offset=entry.offset,
+                leader_epoch=entry.leader_epoch, metadata=entry.metadata,
+                commit_timestamp_ms=entry.commit_timestamp_ms,
             ))
     return records
 

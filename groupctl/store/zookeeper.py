@@ -54,6 +54,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import OPEN_ACL_UNSAFE
 
+from groupctl import defaults
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
@@ -144,7 +145,7 @@ class ZooKeeperStore:
     wait for an answer; `connect_timeout_s` bounds `start()`.
     """
 
-    def __init__(self, connect: str, *, session_timeout_s: float = 10.0,
+    def __init__(self, connect: str, *, session_timeout_s: float = defaults.ZK_SESSION_TIMEOUT_S,
                  connect_timeout_s: float = 10.0) -> None:
         self.connect = connect
         self._hosts, self._chroot = split_connect(connect)

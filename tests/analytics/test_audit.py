@@ -174,7 +174,8 @@ def test_a_journal_the_core_wrote_audits_clean_through_static_restarts_and_an_ad
     with the schema. A static member restarting into a Stable group keeps its old id's partition
     in the same generation (twice here), so its commits are the owner's."""
     from groupctl.analytics.schemas import JOURNAL_SCHEMA
-    from groupctl.coordinator.classic.messages import LeavingMember, PartitionOffset
+    from groupctl.coordinator.classic.messages import LeavingMember
+    from groupctl.coordinator.offsets.messages import PartitionOffset
     from groupctl.coordinator.errors import ErrorCode
     from groupctl.server.journal import Journal as JournalWriter
     from tests.unit.classic_harness import Harness

@@ -13,15 +13,13 @@ from kafka.protocol.consumer.group import HeartbeatRequest
 from kazoo.client import KazooClient, KazooState
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.leadership import TICK_MS, preferred_node
 from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.records import OffsetCommitRecord
-from groupctl.server import election
-from groupctl.layout.paths import leader_path, partition_path
-from groupctl.coordinator.leadership import preferred_node
+from groupctl.layout.paths import leader_path, offset_topic_path, partition_path
 from groupctl.server.runtime import Node
 from groupctl.server.topics import TopicError
 from groupctl.store.base import BadVersion, CheckVersion
-from groupctl.layout.paths import offset_topic_path
 from groupctl.store.persist import RecordWriter
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
 from tests.support.clocks import SteppedClock
@@ -186,7 +184,7 @@ def test_a_request_read_after_an_event_loop_stall_is_not_served_until_leadership
             def stall() -> None:  # like SIGSTOP: longer than half the session timeout, on the node's clock
                 clock.jump(1_600)
                 stalling.set()
-                time.sleep(election.TICK_S + 0.05)  # the stall check and the request are due together
+                time.sleep(TICK_MS / 1000 + 0.05)  # the stall check and the request are due together
 
             coordinator.loop.call_soon_threadsafe(stall)
             assert stalling.wait(5)

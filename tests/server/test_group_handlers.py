@@ -39,15 +39,8 @@ import groupctl.server.handlers.offset_delete  # noqa: F401
 import groupctl.server.handlers.offset_fetch  # noqa: F401
 import groupctl.server.handlers.sync_group  # noqa: F401
 from groupctl.coordinator.classic.messages import (
-    CommitOffsets,
-    CommitOffsetsResult,
-    CommittedOffset,
     DeletedGroup,
-    DeleteOffsets,
-    DeleteOffsetsResult,
     DescribedMember,
-    FetchOffsets,
-    FetchOffsetsResult,
     GroupDescription,
     Heartbeat,
     HeartbeatResult,
@@ -59,10 +52,19 @@ from groupctl.coordinator.classic.messages import (
     LeavingMember,
     LeftMember,
     ListedGroup,
-    PartitionError,
-    PartitionOffset,
     SyncGroup,
     SyncGroupResult,
+)
+from groupctl.coordinator.offsets.messages import (
+    CommitOffsets,
+    CommitOffsetsResult,
+    CommittedOffset,
+    DeleteOffsets,
+    DeleteOffsetsResult,
+    FetchOffsets,
+    FetchOffsetsResult,
+    PartitionError,
+    PartitionOffset,
 )
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord

@@ -14,7 +14,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from groupctl.coordinator.classic.messages import CommitOffsets, PartitionOffset
+from groupctl.coordinator.offsets.messages import CommitOffsets, PartitionOffset
 from groupctl.coordinator.journal import offset_commit
 from groupctl.server import journal as journal_module
 from groupctl.server.journal import Journal, JournalError, segment_name

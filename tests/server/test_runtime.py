@@ -11,11 +11,7 @@ import time
 import pytest
 from kazoo.client import KazooClient
 
-from groupctl.coordinator.classic.messages import (
-    CommitOffsets,
-    FetchOffsets,
-    PartitionOffset,
-)
+from groupctl.coordinator.offsets.messages import CommitOffsets, FetchOffsets, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.server.runtime import CoordinatorUnavailable, Node
 from groupctl.store.zookeeper import split_connect

@@ -10,15 +10,14 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from groupctl.coordinator.classic.coordinator import GroupConfig, GroupCoordinator
 from groupctl.coordinator.classic.messages import (
-    CommitOffsets,
     Heartbeat,
     JoinGroup,
     JoinGroupResult,
     LeaveGroup,
     LeavingMember,
-    PartitionOffset,
     SyncGroup,
 )
+from groupctl.coordinator.offsets.messages import CommitOffsets, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
 from groupctl.coordinator.results import Result

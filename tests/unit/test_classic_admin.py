@@ -1,6 +1,8 @@
 """ListGroups, DescribeGroups, DeleteGroups and the operator-triggered rebalance."""
 
-from groupctl.coordinator.classic.messages import DeletedGroup, LeavingMember, ListedGroup, PartitionOffset
+from groupctl.coordinator.classic.messages import DeletedGroup, LeavingMember, ListedGroup
+
+from groupctl.coordinator.offsets.messages import FetchOffsets, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupTombstone
 from tests.unit.classic_harness import Harness, assignment, subscription
@@ -70,6 +72,16 @@ def test_delete_an_empty_group_writes_a_tombstone_and_forgets_it():
     assert h.ask("delete_groups", ("simple",)) == (DeletedGroup("simple", ErrorCode.NONE),)
     assert h.results[-1].records == [GroupTombstone("simple")]
     assert h.state("simple") == "Dead"
+
+
+def test_a_deleted_group_loses_its_committed_offsets():
+    h = Harness()
+    h.commit("simple", -1, "", PartitionOffset("t", 0, 1), PartitionOffset("u", 0, 2))
+    h.ask("delete_groups", ("simple",))
+    assert [o.offset for o in h.ask("fetch_offsets", FetchOffsets("simple", (("t", 0), ("u", 0)))).offsets] == [-1, -1]
+    assert h.core.delete_topic_offsets(("t", "u"), h.now).records == []
+    h.commit("simple", -1, "", PartitionOffset("u", 0, 3))  # a new simple group, with only its own offset
+    assert [(o.topic, o.offset) for o in h.ask("fetch_offsets", FetchOffsets("simple", None)).offsets] == [("u", 3)]
 
 
 def test_delete_a_group_with_members_is_non_empty_group():

@@ -1,13 +1,21 @@
 """OffsetCommit fencing, OffsetFetch in every state, OffsetDelete, deleted topics' offsets."""
 
-from groupctl.coordinator.classic.messages import (
+from groupctl.coordinator.classic.messages import LeavingMember
+
+from groupctl.coordinator.offsets.messages import (
+
     CommittedOffset,
+
     DeleteOffsets,
+
     DeleteOffsetsResult,
+
     FetchOffsets,
-    LeavingMember,
+
     PartitionError,
+
     PartitionOffset,
+
 )
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import OffsetCommitRecord, OffsetTombstone

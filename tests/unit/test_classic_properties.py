@@ -19,12 +19,8 @@ from hypothesis import strategies as st
 
 from groupctl.coordinator.classic.coordinator import GroupConfig
 from groupctl.coordinator.classic.group import ClassicGroup
-from groupctl.coordinator.classic.messages import (
-    JoinGroupResult,
-    LeavingMember,
-    PartitionOffset,
-    SyncGroupResult,
-)
+from groupctl.coordinator.classic.messages import JoinGroupResult, LeavingMember, SyncGroupResult
+from groupctl.coordinator.offsets.messages import PartitionOffset
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord

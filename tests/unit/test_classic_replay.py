@@ -6,7 +6,8 @@ import pytest
 
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
 from groupctl.coordinator.classic.document import InvalidDocument
-from groupctl.coordinator.classic.messages import FetchOffsets, LeavingMember, PartitionOffset, SyncGroupResult
+from groupctl.coordinator.classic.messages import LeavingMember, SyncGroupResult
+from groupctl.coordinator.offsets.messages import FetchOffsets, PartitionOffset
 from groupctl.coordinator.classic.replay import ReplayError
 from groupctl.coordinator.classic.state import IllegalStateTransition
 from groupctl.coordinator.errors import ErrorCode

@@ -1,6 +1,8 @@
 """Static membership (group.instance.id): id takeover, fencing, no rebalance on restart."""
 
-from groupctl.coordinator.classic.messages import LeavingMember, LeftMember, PartitionOffset
+from groupctl.coordinator.classic.messages import LeavingMember, LeftMember
+
+from groupctl.coordinator.offsets.messages import PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
 from tests.unit.classic_harness import Harness, assignment, subscription

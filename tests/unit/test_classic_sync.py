@@ -1,6 +1,8 @@
 """SyncGroup and the sync phase: parking, the leader's assignment, deadlines, errors."""
 
-from groupctl.coordinator.classic.messages import LeavingMember, PartitionOffset, SyncGroupResult
+from groupctl.coordinator.classic.messages import LeavingMember, SyncGroupResult
+
+from groupctl.coordinator.offsets.messages import PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
 from tests.unit.classic_harness import Harness, assignment, subscription

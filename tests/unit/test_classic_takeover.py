@@ -6,16 +6,22 @@ from __future__ import annotations
 import copy
 
 from groupctl.coordinator.classic.messages import (
-    DeleteOffsets,
-    FetchOffsets,
+
     JoinGroupResult,
+
     LeaveGroupResult,
+
     LeavingMember,
-    PartitionOffset,
+
     SyncGroupResult,
+
     TriggerRebalance,
+
     TriggerRebalanceResult,
+
 )
+
+from groupctl.coordinator.offsets.messages import DeleteOffsets, FetchOffsets, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import Placement, group_partition, java_string_hash
 from tests.unit.classic_harness import Harness
@@ -81,6 +87,18 @@ def test_unload_answers_parked_requests_not_coordinator_and_forgets_the_group():
     assert h.reply(newcomer) == JoinGroupResult(ErrorCode.NOT_COORDINATOR, member_id=h.reply(newcomer).member_id)
     assert h.core.group_document("g") is None and not h.timer.pending()
     assert not h.results[-1].records  # the store keeps the group for the next coordinator
+
+
+def test_unload_forgets_the_groups_offsets_until_a_load_brings_back_what_the_store_kept():
+    h = Harness()
+    h.commit("s", -1, "", PartitionOffset("t", 0, 5))
+    h.commit("other", -1, "", PartitionOffset("t", 0, 7))
+    kept = [r for r in stored(h) if r.group == "s"]
+    h.absorb(h.core.unload(lambda group: group == "s"))
+    assert h.ask("fetch_offsets", FetchOffsets("s", (("t", 0),))).offsets[0].offset == -1
+    assert [r.group for r in h.core.delete_topic_offsets(("t",), h.now).records] == ["other"]
+    h.absorb(h.core.load(kept, h.now, "back"))
+    assert h.ask("fetch_offsets", FetchOffsets("s", (("t", 0),))).offsets[0].offset == 5
 
 
 def test_unload_answers_a_parked_sync_not_coordinator():

@@ -27,7 +27,7 @@ from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitRespo
 from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
 import groupctl.server.handlers.offset_commit  # noqa: F401  (registers the handler)
-from groupctl.coordinator.classic.messages import CommitOffsetsResult, PartitionError
+from groupctl.coordinator.offsets.messages import CommitOffsetsResult, PartitionError
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord
 from groupctl.coordinator.results import Result

@@ -5,12 +5,8 @@ persisted); replaying stored records emits none.
 """
 
 from groupctl.coordinator.classic.coordinator import GroupConfig
-from groupctl.coordinator.classic.messages import (
-    DeleteOffsets,
-    LeavingMember,
-    PartitionOffset,
-    TriggerRebalance,
-)
+from groupctl.coordinator.classic.messages import LeavingMember, TriggerRebalance
+from groupctl.coordinator.offsets.messages import DeleteOffsets, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from tests.unit.classic_harness import START_MS, Harness, assignment
 

@@ -78,6 +78,7 @@ def test_every_small_document_is_written_as_before_and_read_back_equal(document,
      b'{"partitions": {"0": {"offset": 1, "leader_epoch": -1, "metadata": 5, "commit_timestamp_ms": 0}}}',
      'partition 0: "metadata" must be a string'),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"partitions": {"x": {}}}', "partition 'x' is not a"),
+    (OffsetsDocument.decode, ("/groups/g/offsets/t",), '{"partitions": {"²": {}}}'.encode(), "is not a partition"),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"partitions": {"0": 7}}', "partition 0: the entry must"),
 ])
 def test_a_malformed_or_newer_document_is_a_layout_error_naming_its_path(codec, where, data, problem):
@@ -269,7 +270,7 @@ documents = st.builds(
     GroupDocument, group=texts, protocol_type=st.none() | texts, protocol=st.none() | texts,
     generation=st.integers(min_value=0), state=texts, leader=st.none() | texts,
     members=st.lists(members, max_size=3).map(tuple),
-    ownership=st.dictionaries(texts, st.dictionaries(texts, texts, max_size=3), max_size=3),
+    ownership=st.dictionaries(texts, st.dictionaries(st.integers(0, 999).map(str), texts, max_size=3), max_size=3),
     coordinator=st.integers(), updated_at_ms=st.integers(), rebalance=st.none() | rebalances, rebalance_key=st.booleans(),
 ).filter(lambda document: document.rebalance_key or document.rebalance is None)
 
@@ -306,6 +307,8 @@ def member_json(**changes) -> bytes:
     (member_json(subscription="t"), '/groups/orders-app: members[0]: "subscription" must be a list of strings'),
     (member_json(assignment={"t": ["0"]}), '/groups/orders-app: members[0]: "assignment" must be an object of'),
     (group_json(ownership={"t": {"0": 1}}), '/groups/orders-app: "ownership" must be an object of'),
+    (group_json(ownership={"t": {"x": "m-1"}}), '/groups/orders-app: "ownership" must be an object of'),
+    (group_json(ownership={"t": {"²": "m-1"}}), '/groups/orders-app: "ownership" must be an object of'),
     (group_json(rebalance="yesterday"), "/groups/orders-app: rebalance: must be an object or null"),
     (group_json(rebalance={"started_at_ms": 1, "completed_at_ms": 2}),
      '/groups/orders-app: rebalance: "reason" must be a string, not None'),

@@ -4,21 +4,22 @@ repair of our own stale leader znode. The ZooKeeper side is in tests/server/test
 
 from __future__ import annotations
 
-from groupctl.coordinator.leadership import Fence, Leader, LeadershipPolicy, Plan, preferred_node
+from groupctl.coordinator.leadership import Fence, Leader, LeadershipPolicy, Plan, preferred_node, stall_limit_ms
 
 GRACE_MS = 2_000
 HANDBACK_MS = 1_000
 MAX_HANDBACK_MS = 5_000
 TICK_MS = 200
-STALL_MS = 1_000
+SESSION_MS = 2_000
+STALL_MS = 1_000  # half the session timeout
 PARTITIONS = 8
 
 
 def policy(node_id: int = 0, *, live=(0,), now_ms: int = 0, primed: bool = True) -> LeadershipPolicy:
     """A node's policy that has seen `live` and, when `primed`, no leader for any partition."""
-    election = LeadershipPolicy(node_id, PARTITIONS, claim_grace_ms=GRACE_MS, handback_delay_ms=HANDBACK_MS,
-                                max_handback_delay_ms=MAX_HANDBACK_MS, tick_ms=TICK_MS,
-                                stall_limit_ms=STALL_MS, now_ms=now_ms)
+    election = LeadershipPolicy(node_id, PARTITIONS, session_timeout_ms=SESSION_MS, handback_delay_ms=HANDBACK_MS,
+                                now_ms=now_ms, claim_grace_ms=GRACE_MS, max_handback_delay_ms=MAX_HANDBACK_MS,
+                                tick_ms=TICK_MS)
     election.nodes_live(set(live), now_ms)
     if primed:
         for partition in range(PARTITIONS):
@@ -192,3 +193,7 @@ def test_a_node_that_is_the_preferred_one_keeps_its_partitions():
     mine = preferred_by(0, {0, 1})
     win(election, mine, 0)
     assert election.plan(1_000_000).hand_back == set()
+
+
+def test_the_stall_limit_is_half_the_session_timeout_and_at_least_a_second():
+    assert (stall_limit_ms(10_000), stall_limit_ms(6_000), stall_limit_ms(1_000)) == (5_000, 3_000, 1_000)

@@ -20,6 +20,3 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 """How long a new member's first JoinGroup may stay parked before the member is dropped (Kafka's
 fixed 5 minutes): a parked request cannot heartbeat, and a client that timed out and retried
 would otherwise leave a defunct member in the rebalance forever."""
-
-OFFSET_METADATA_MAX_CHARS = 4096
-"""offset.metadata.max.bytes: longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE."""

@@ -1,8 +1,14 @@
-"""What every classic-core module works on: the groups, the injected timer, and settings.
+"""What every classic-core module works on: the groups, their committed offsets, the injected
+timer, and settings.
+
+The offsets are the group-type independent store's (`groupctl.coordinator.offsets`); it finds
+the groups it asks for verdicts in `groups`, and a commit to a group that does not exist creates
+it there, Empty (Kafka's "simple" group).
 
 Timer keys are tuples that start with "classic-" so the classic core can share a `Timer` with
 other cores. Invariants: at most one join timer and one sync timer per group, and at most one
-session timer per member (or pending member) id.
+session timer per member (or pending member) id; `offsets` holds offsets only of groups in
+`groups` (whatever removes a group, its tombstone or an unload, drops its offsets too).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from typing import Callable
 
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.group import ClassicGroup
+from groupctl.coordinator.offsets import OffsetStore
 from groupctl.coordinator.timers import Timer
 
 
@@ -22,6 +29,15 @@ class Core:
     node_id: int
     new_uuid: Callable[[], str]
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    offsets: OffsetStore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.offsets = OffsetStore(self.node_id, group=lambda group_id: self.groups.get(group_id),
+                                   create_group=self._simple_group)
+
+    def _simple_group(self, group_id: str) -> ClassicGroup:
+        group = self.groups[group_id] = ClassicGroup(group_id)
+        return group
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:

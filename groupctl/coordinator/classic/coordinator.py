@@ -15,8 +15,10 @@ Invariants:
 
 This module is a facade; the behaviour lives in: state (legality table), group (member and group
 data), rebalance (join/sync phases, sessions), membership (JoinGroup), sync (SyncGroup),
-heartbeat (Heartbeat, LeaveGroup), offsets, admin, document (the stored group document), replay,
-takeover (loading and unloading group partitions) and topic_changes.
+heartbeat (Heartbeat, LeaveGroup), offsets (a classic group's verdicts on commits and deletes;
+the committed offsets are the core's `groupctl.coordinator.offsets` store), admin, document (the
+stored group document), replay, takeover (loading and unloading group partitions) and
+topic_changes.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from groupctl.coordinator.classic import (
     admin,
     heartbeat,
     membership,
-    offsets,
     rebalance,
     replay,
     sync,
@@ -39,13 +40,7 @@ from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.context import Core
 from groupctl.coordinator.classic.document import build_document
 from groupctl.coordinator.classic.messages import (
-    CommitOffsets,
-    CommitOffsetsResult,
     DeletedGroup,
-    DeleteOffsets,
-    DeleteOffsetsResult,
-    FetchOffsets,
-    FetchOffsetsResult,
     GroupDescription,
     Heartbeat,
     HeartbeatResult,
@@ -53,11 +48,19 @@ from groupctl.coordinator.classic.messages import (
     JoinGroupResult,
     LeaveGroup,
     LeaveGroupResult,
-    PartitionError,
     SyncGroup,
     SyncGroupResult,
     TriggerRebalance,
     TriggerRebalanceResult,
+)
+from groupctl.coordinator.offsets.messages import (
+    CommitOffsets,
+    CommitOffsetsResult,
+    DeleteOffsets,
+    DeleteOffsetsResult,
+    FetchOffsets,
+    FetchOffsetsResult,
+    PartitionError,
 )
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.placement import Placement
@@ -120,25 +123,25 @@ class GroupCoordinator:
         if error:
             return Result().reply(token, CommitOffsetsResult(
                 tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
-        return offsets.commit_offsets(self._core, token, req, now_ms)
+        return self._core.offsets.commit(token, req, now_ms)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         """Reply: FetchOffsetsResult."""
         error = self.placement.error(req.group_id)
         if error:
             return Result().reply(token, FetchOffsetsResult(error))
-        return offsets.fetch_offsets(self._core, token, req, now_ms)
+        return self._core.offsets.fetch(token, req, now_ms)
 
     def delete_offsets(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
         """Reply: DeleteOffsetsResult; records: OffsetTombstones."""
         error = self.placement.error(req.group_id)
         if error:
             return Result().reply(token, DeleteOffsetsResult(error))
-        return offsets.delete_offsets(self._core, token, req, now_ms)
+        return self._core.offsets.delete(token, req, now_ms)
 
     def delete_topic_offsets(self, topics: tuple[str, ...], now_ms: int) -> Result:
         """No reply; records: OffsetTombstones for every group's offsets of the deleted topics."""
-        return offsets.delete_topic_offsets(self._core, topics, now_ms)
+        return self._core.offsets.delete_topics(topics, now_ms)
 
     # --- admin -------------------------------------------------------------------------------
 

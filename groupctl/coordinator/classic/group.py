@@ -1,7 +1,9 @@
-"""A classic group's in-memory data: its members, its generation, its parked requests, its offsets.
+"""A classic group's in-memory data: its members, its generation, its parked requests.
 
 This module holds data and the questions asked of it (who is the leader, has everyone rejoined,
-which protocol wins the vote); it decides nothing about rebalancing and never touches timers.
+which protocol wins the vote, may this commit or delete offsets); it decides nothing about
+rebalancing and never touches timers. Its committed offsets are kept by the offset store
+(`groupctl.coordinator.offsets`), which a `ClassicGroup` answers as an `OffsetGroup`.
 
 Invariants:
 - `leader` is None exactly when there are no members, otherwise it names a member.
@@ -23,12 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable, Optional
 
+from groupctl.coordinator.classic import offsets
 from groupctl.coordinator.classic.causes import RebalanceCause
 from groupctl.coordinator.classic.messages import JoinedMember, JoinGroupResult, SyncGroupResult
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE, parse_subscription
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.records import OffsetCommitRecord
 from groupctl.coordinator.results import Result
 from groupctl.layout.groups import LastRebalance
 
@@ -98,7 +100,6 @@ class ClassicGroup:
     pending_sync: set[str] = field(default_factory=set)
     new_member_added: bool = False  # during an initial rebalance: extend the delay
     subscribed_topics: Optional[frozenset[str]] = None  # None: unknown (see is_subscribed_to)
-    offsets: dict[tuple[str, int], OffsetCommitRecord] = field(default_factory=dict)
     updated_at_ms: int = 0  # when the group document was last written or loaded
     last_rebalance: Optional[LastRebalance] = None  # the document's "rebalance" block (see causes)
     # The rebalance in progress (soft state): set when the group enters PreparingRebalance from a
@@ -254,6 +255,17 @@ class ClassicGroup:
         if self.subscribed_topics is None:
             return self.protocol_type == CONSUMER_PROTOCOL_TYPE
         return topic in self.subscribed_topics
+
+    # --- offsets (with is_subscribed_to: the offset store's OffsetGroup protocol) ------------
+
+    def validate_commit(self, member_id: str, instance_id: Optional[str],
+                        generation_or_member_epoch: int) -> ErrorCode:
+        """May this committer commit now? (the rules: `classic.offsets`)"""
+        return offsets.commit_error(self, member_id, instance_id, generation_or_member_epoch)
+
+    def validate_delete(self) -> ErrorCode:
+        """May OffsetDelete delete this group's offsets now? (the rules: `classic.offsets`)"""
+        return offsets.delete_error(self)
 
     # --- answers -----------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 Handlers in `groupctl.server.handlers` convert kafka-python's message objects (any version) to
 and from these values; the core never sees wire classes. Error fields hold `ErrorCode` values.
-Byte fields (protocol metadata, assignments) are opaque to the core.
+Byte fields (protocol metadata, assignments) are opaque to the core. The offset APIs'
+values, the same for every group type, are in `groupctl.coordinator.offsets.messages`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from groupctl.coordinator.errors import ErrorCode
-
 
 # --- JoinGroup -----------------------------------------------------------------------------
 
@@ -109,73 +109,6 @@ class LeftMember:
 class LeaveGroupResult:
     error: ErrorCode  # top-level (group-wide) error
     members: tuple[LeftMember, ...] = ()
-
-
-# --- Offsets -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PartitionOffset:
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int = -1
-    metadata: str = ""
-
-
-@dataclass(frozen=True)
-class CommitOffsets:
-    group_id: str
-    generation_id: int  # -1 with member_id "": a simple (admin/manual-assignment) commit
-    member_id: str
-    group_instance_id: Optional[str]
-    offsets: tuple[PartitionOffset, ...]
-
-
-@dataclass(frozen=True)
-class PartitionError:
-    topic: str
-    partition: int
-    error: ErrorCode
-
-
-@dataclass(frozen=True)
-class CommitOffsetsResult:
-    partitions: tuple[PartitionError, ...]  # every requested partition, same error when group-wide
-
-
-@dataclass(frozen=True)
-class FetchOffsets:
-    group_id: str
-    partitions: Optional[tuple[tuple[str, int], ...]]  # None: every committed partition
-    require_stable: bool = False
-
-
-@dataclass(frozen=True)
-class CommittedOffset:
-    topic: str
-    partition: int
-    offset: int  # -1 when nothing is committed
-    leader_epoch: int = -1
-    metadata: str = ""
-    error: ErrorCode = ErrorCode.NONE
-
-
-@dataclass(frozen=True)
-class FetchOffsetsResult:
-    error: ErrorCode
-    offsets: tuple[CommittedOffset, ...] = ()
-
-
-@dataclass(frozen=True)
-class DeleteOffsets:
-    group_id: str
-    partitions: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class DeleteOffsetsResult:
-    error: ErrorCode
-    partitions: tuple[PartitionError, ...] = ()
 
 
 # --- Admin ---------------------------------------------------------------------------------

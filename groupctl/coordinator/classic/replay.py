@@ -1,22 +1,24 @@
 """Replaying records: the only way the classic core's hard state changes.
 
 Operations build records and apply them here; loading from the store applies the same records.
-Hard state is what the store keeps: committed offsets, and the group document's state,
-assignments, protocol, leader and last completed rebalance. Soft state (parked requests, the
-join and sync phases, pending members, the generation a rebalance in progress is heading for,
-when and why it started) lives only in memory, exactly as in Kafka, where a coordinator that
-takes over makes the members rejoin.
+Hard state is what the store keeps: committed offsets (applied to the core's offset store,
+`groupctl.coordinator.offsets`, which creates the Empty group of a commit to an unknown group),
+and the group document's state, assignments, protocol, leader and last completed rebalance. Soft
+state (parked requests, the join and sync phases, pending members, the generation a rebalance in
+progress is heading for, when and why it started) lives only in memory, exactly as in Kafka,
+where a coordinator that takes over makes the members rejoin.
 
 A `GroupMetadataRecord` is applied one of two ways:
 - load: no such group in memory, or only a member-less Empty one (created by replayed offset
-  commits) -> the group is constructed from the document (Stable, or Empty), keeping its offsets;
+  commits) -> the group is constructed from the document (Stable, or Empty); its offsets stay;
 - checkpoint: a live group -> the document must describe it exactly (same generation, same member
   ids, same protocol and leader); its state (through the legality table) and assignments are
   taken from the document.
 
-Anything else is an impossible sequence and raises `ReplayError`. The runtime persists the
-records of a core operation and must not replay them into the core that produced them (they
-are already applied); it replays only what it loads from the store.
+A `GroupTombstone` removes the group and its offsets. Anything else (an offset tombstone for an
+offset that is not committed, too) is an impossible sequence and raises `ReplayError`. The
+runtime persists the records of a core operation and must not replay them into the core that
+produced them (they are already applied); it replays only what it loads from the store.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from groupctl.coordinator.classic.context import Core, cancel_group_timers
 from groupctl.coordinator.classic.document import document_members, document_state
 from groupctl.coordinator.classic.group import ClassicGroup
 from groupctl.coordinator.classic.state import GroupState
+from groupctl.coordinator.offsets import UnknownOffset
 from groupctl.coordinator.records import (
     GroupMetadataRecord,
     GroupTombstone,
@@ -49,17 +52,11 @@ def apply_record(core: Core, record: Record) -> Optional[ClassicGroup]:
     and are ignored."""
     if isinstance(record, GroupMetadataRecord):
         return _apply_document(core, record)
-    if isinstance(record, OffsetCommitRecord):
-        group = core.groups.get(record.group)
-        if group is None:
-            group = core.groups[record.group] = ClassicGroup(record.group)
-        group.offsets[(record.topic, record.partition)] = record
-        return None
-    if isinstance(record, OffsetTombstone):
-        group = core.groups.get(record.group)
-        if group is None or group.offsets.pop((record.topic, record.partition), None) is None:
-            raise ReplayError(f"offset tombstone for {record.group} {record.topic}-{record.partition}, "
-                              "which has no committed offset")
+    if isinstance(record, (OffsetCommitRecord, OffsetTombstone)):
+        try:
+            core.offsets.replay(record)
+        except UnknownOffset as exc:
+            raise ReplayError(str(exc)) from None
         return None
     if isinstance(record, GroupTombstone):
         group = core.groups.get(record.group)
@@ -70,6 +67,7 @@ def apply_record(core: Core, record: Record) -> Optional[ClassicGroup]:
         group.transition_to(GroupState.DEAD)
         cancel_group_timers(core, group)
         del core.groups[record.group]
+        core.offsets.drop_group(record.group)
         return None
     if isinstance(record, (TopicRecord, TopicTombstone)):
         return None
@@ -99,7 +97,7 @@ def _load(core: Core, group_id: str, doc: GroupDocument, state: GroupState,
     group = ClassicGroup(
         group_id=group_id, state=state, generation=doc.generation,
         protocol_type=doc.protocol_type, protocol=doc.protocol,
-        offsets=live.offsets if live is not None else {}, updated_at_ms=doc.updated_at_ms,
+        updated_at_ms=doc.updated_at_ms,
     )
     for member in document_members(doc):
         group.add(member)

@@ -6,9 +6,10 @@
   learn of the new coordinator from REBALANCE_IN_PROGRESS, rejoin with their member ids, and the
   generation continues from the stored one, so the next document names this node. Members that
   do not come back within the rebalance timeout are removed, as in any rebalance.
-- Unload (stepping down): the partition's groups leave the core at once, writing nothing (the
-  store keeps them for the next leader). Parked JoinGroup and SyncGroup requests are answered
-  NOT_COORDINATOR (clients look the coordinator up again) and the groups' timers are cancelled.
+- Unload (stepping down): the partition's groups and their committed offsets leave the core at
+  once, writing nothing (the store keeps them for the next leader). Parked JoinGroup and
+  SyncGroup requests are answered NOT_COORDINATOR (clients look the coordinator up again) and the
+  groups' timers are cancelled.
 
 Deliberate difference from Apache Kafka, which resumes a loaded Stable group without a rebalance:
 here the document is the only record of ownership, and a fresh generation written by the new
@@ -46,8 +47,8 @@ def load(core: Core, records: Iterable[Record], now_ms: int, detail: str) -> Res
 
 
 def unload(core: Core, belongs: Callable[[str], bool]) -> Result:
-    """Remove every group for which `belongs(group_id)` holds, answering its parked requests
-    NOT_COORDINATOR. Writes nothing: the store keeps the groups for the next leader."""
+    """Remove every group for which `belongs(group_id)` holds, and its offsets, answering its
+    parked requests NOT_COORDINATOR. Writes nothing: the store keeps them for the next leader."""
     out = Result()
     for group_id in [g for g in core.groups if belongs(g)]:
         group = core.groups.pop(group_id)
@@ -55,4 +56,5 @@ def unload(core: Core, belongs: Callable[[str], bool]) -> Result:
         for member in group.members.values():
             member.answer_join(out, JoinGroupResult(ErrorCode.NOT_COORDINATOR, member_id=member.member_id))
             member.answer_sync(out, SyncGroupResult(ErrorCode.NOT_COORDINATOR))
+    core.offsets.unload(belongs)
     return out

@@ -26,11 +26,7 @@ from typing import Any, Union
 
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
-from groupctl.coordinator.classic.messages import (
-    CommitOffsets,
-    CommitOffsetsResult,
-    PartitionOffset,
-)
+from groupctl.coordinator.offsets.messages import CommitOffsets, CommitOffsetsResult, PartitionOffset
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.fastpath import OffsetCommitRequestBody
 from groupctl.protocol.registry import api

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteResponse
 
-from groupctl.coordinator.classic.messages import DeleteOffsets, DeleteOffsetsResult
+from groupctl.coordinator.offsets.messages import DeleteOffsets, DeleteOffsetsResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext

@@ -29,11 +29,7 @@ from typing import Any, Optional
 
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
-from groupctl.coordinator.classic.messages import (
-    CommittedOffset,
-    FetchOffsets,
-    FetchOffsetsResult,
-)
+from groupctl.coordinator.offsets.messages import CommittedOffset, FetchOffsets, FetchOffsetsResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext

@@ -1,0 +1,80 @@
+"""The offset APIs' requests and responses, independent of wire versions and of the group type.
+
+OffsetCommit, OffsetFetch and OffsetDelete mean the same for every group type (Kafka's one
+OffsetCommit request carries a classic group's generation or a consumer group's member epoch in
+the same field), so their values live here, beside the store that answers them.
+`groupctl.coordinator.classic.messages` re-exports them under the same names. Error fields hold
+`ErrorCode` values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from groupctl.coordinator.errors import ErrorCode
+
+
+@dataclass(frozen=True)
+class PartitionOffset:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+
+
+@dataclass(frozen=True)
+class CommitOffsets:
+    group_id: str
+    generation_id: int  # -1 with member_id "": a simple (admin/manual-assignment) commit
+    member_id: str
+    group_instance_id: Optional[str]
+    offsets: tuple[PartitionOffset, ...]
+
+
+@dataclass(frozen=True)
+class PartitionError:
+    topic: str
+    partition: int
+    error: ErrorCode
+
+
+@dataclass(frozen=True)
+class CommitOffsetsResult:
+    partitions: tuple[PartitionError, ...]  # every requested partition, same error when group-wide
+
+
+@dataclass(frozen=True)
+class FetchOffsets:
+    group_id: str
+    partitions: Optional[tuple[tuple[str, int], ...]]  # None: every committed partition
+    require_stable: bool = False
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    topic: str
+    partition: int
+    offset: int  # -1 when nothing is committed
+    leader_epoch: int = -1
+    metadata: str = ""
+    error: ErrorCode = ErrorCode.NONE
+
+
+@dataclass(frozen=True)
+class FetchOffsetsResult:
+    error: ErrorCode
+    offsets: tuple[CommittedOffset, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeleteOffsets:
+    group_id: str
+    partitions: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class DeleteOffsetsResult:
+    error: ErrorCode
+    partitions: tuple[PartitionError, ...] = ()

@@ -1,0 +1,211 @@
+"""Committed offsets, whatever the type of their group: OffsetCommit, OffsetFetch, OffsetDelete,
+and the offsets of deleted topics (Apache Kafka's OffsetMetadataManager).
+
+Invariants:
+- Offsets are kept by group id, then (topic, partition) -> the `OffsetCommitRecord` that
+  committed them, and only for groups the `group` lookup finds: replaying a commit for a group it
+  does not find first creates the group (`create_group`), and a group deleted (GroupTombstone) or
+  unloaded loses its offsets with it (`drop_group`, `unload`).
+- Hard state changes only through `replay` (OffsetCommitRecord, OffsetTombstone), `drop_group`
+  and `unload`. Operations build their records and replay them before returning, so what they
+  return is already applied; loading a partition replays the same records.
+- The store judges no member: whether a commit or a delete may happen is the group's verdict,
+  asked through `OffsetGroup` (a classic group's: `groupctl.coordinator.classic.offsets`).
+
+OffsetCommit:
+- a group that does not exist: with generation < 0 a "simple" commit (admin tools, manual
+  assignment), accepted, whose first record creates the group (Empty; Kafka's
+  getOrMaybeCreateClassicGroup); with generation >= 0 ILLEGAL_GENERATION (what Kafka answers
+  OffsetCommit before v9; v9+ would say GROUP_ID_NOT_FOUND, and the core does not see versions);
+- otherwise the group's `validate_commit` verdict, for every partition of the request;
+- metadata over OFFSET_METADATA_MAX_CHARS characters: OFFSET_METADATA_TOO_LARGE for that partition.
+One OffsetCommitRecord and one `offset_commit` journal event per accepted partition; the event
+names the request's member id and generation as given (a simple commit's are "" and -1).
+
+OffsetFetch works in every state and for unknown groups (-1 offsets, error NONE).
+OffsetDelete: GROUP_ID_NOT_FOUND for an unknown group, then the group's `validate_delete`
+verdict; per partition GROUP_SUBSCRIBED_TO_TOPIC when the group `is_subscribed_to` the topic;
+deleting an uncommitted partition is a no-op success.
+Each committed offset deleted (by OffsetDelete or with its topic) is an `offset_delete` event; a
+deleted or unloaded group's offsets go without one.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Callable, Hashable, Iterable, Mapping, Optional, Protocol, Union
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.journal import offset_commit, offset_delete
+from groupctl.coordinator.offsets.messages import (
+    CommitOffsets,
+    CommitOffsetsResult,
+    CommittedOffset,
+    DeleteOffsets,
+    DeleteOffsetsResult,
+    FetchOffsets,
+    FetchOffsetsResult,
+    PartitionError,
+)
+from groupctl.coordinator.records import OffsetCommitRecord, OffsetTombstone
+from groupctl.coordinator.results import Result
+
+OFFSET_METADATA_MAX_CHARS = 4096
+"""offset.metadata.max.bytes: longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE."""
+
+OffsetRecord = Union[OffsetCommitRecord, OffsetTombstone]
+
+
+class OffsetGroup(Protocol):
+    """What the store asks a group, of any type (Kafka's `Group.validateOffsetCommit`,
+    `validateOffsetDelete` and `isSubscribedToTopic`)."""
+
+    def validate_commit(self, member_id: str, instance_id: Optional[str],
+                        generation_or_member_epoch: int) -> ErrorCode:
+        """NONE when this committer may commit now, else the error of every partition."""
+        ...
+
+    def validate_delete(self) -> ErrorCode:
+        """NONE when OffsetDelete may delete this group's offsets now, else its error."""
+        ...
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        """Whether the group may be consuming `topic` (OffsetDelete keeps its offsets)."""
+        ...
+
+
+class UnknownOffset(LookupError):
+    """A tombstone for an offset that is not committed: the records do not follow each other."""
+
+
+class OffsetStore:
+    def __init__(self, node_id: int, *, group: Callable[[str], Optional[OffsetGroup]],
+                 create_group: Callable[[str], OffsetGroup]) -> None:
+        """`group` finds a live group by id (None: no such group); `create_group` creates the
+        "simple" group of a commit to a group that does not exist."""
+        self.node_id = node_id
+        self._group = group
+        self._create_group = create_group
+        self._offsets: dict[str, dict[tuple[str, int], OffsetCommitRecord]] = {}
+
+    def committed(self, group_id: str) -> Mapping[tuple[str, int], OffsetCommitRecord]:
+        """The group's committed offsets (read-only; empty for an unknown group)."""
+        return MappingProxyType(self._offsets.get(group_id, {}))
+
+    # --- operations --------------------------------------------------------------------------
+
+    def commit(self, token: Hashable, req: CommitOffsets, now_ms: int) -> Result:
+        """Reply: CommitOffsetsResult; records: one OffsetCommitRecord per accepted partition."""
+        out = Result()
+        group = self._group(req.group_id)
+        if group is None:
+            error = ErrorCode.NONE if req.generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        else:
+            error = group.validate_commit(req.member_id, req.group_instance_id, req.generation_id)
+        answers = []
+        for p in req.offsets:
+            partition_error = error
+            if error is ErrorCode.NONE and len(p.metadata or "") > OFFSET_METADATA_MAX_CHARS:
+                partition_error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            if partition_error is ErrorCode.NONE:
+                out.records.append(OffsetCommitRecord(
+                    group=req.group_id, topic=p.topic, partition=p.partition, offset=p.offset,
+                    leader_epoch=p.leader_epoch, metadata=p.metadata or "", commit_timestamp_ms=now_ms,
+                ))
+                out.events.append(offset_commit(
+                    self.node_id, now_ms, req.group_id, member_id=req.member_id, generation=req.generation_id,
+                    topic=p.topic, partition=p.partition, offset=p.offset))
+            answers.append(PartitionError(p.topic, p.partition, partition_error))
+        self._replay_all(out.records)
+        return out.reply(token, CommitOffsetsResult(tuple(answers)))
+
+    def fetch(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
+        """Reply: FetchOffsetsResult (every committed partition, in order, when none are named)."""
+        offsets = self._offsets.get(req.group_id, {})
+        if req.partitions is None:
+            answers = tuple(_committed(offsets[key]) for key in sorted(offsets))
+        else:
+            answers = tuple(
+                _committed(offsets[(topic, partition)]) if (topic, partition) in offsets
+                else CommittedOffset(topic, partition, -1)
+                for topic, partition in req.partitions
+            )
+        return Result().reply(token, FetchOffsetsResult(ErrorCode.NONE, answers))
+
+    def delete(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
+        """Reply: DeleteOffsetsResult; records: an OffsetTombstone per deleted committed offset."""
+        out = Result()
+        group = self._group(req.group_id)
+        if group is None:
+            return out.reply(token, DeleteOffsetsResult(ErrorCode.GROUP_ID_NOT_FOUND))
+        error = group.validate_delete()
+        if error is not ErrorCode.NONE:
+            return out.reply(token, DeleteOffsetsResult(error))
+        committed = self._offsets.get(req.group_id, {})
+        answers = []
+        for topic, partition in req.partitions:
+            if group.is_subscribed_to(topic):
+                answers.append(PartitionError(topic, partition, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC))
+                continue
+            tombstone = OffsetTombstone(req.group_id, topic, partition)
+            if (topic, partition) in committed and tombstone not in out.records:
+                out.records.append(tombstone)
+                out.events.append(offset_delete(self.node_id, now_ms, req.group_id, topic=topic,
+                                                partition=partition))
+            answers.append(PartitionError(topic, partition, ErrorCode.NONE))
+        self._replay_all(out.records)
+        return out.reply(token, DeleteOffsetsResult(ErrorCode.NONE, tuple(answers)))
+
+    def delete_topics(self, topics: Iterable[str], now_ms: int) -> Result:
+        """The topics were deleted: every group's committed offsets for them go (no reply;
+        tombstones in group, topic, partition order)."""
+        out = Result()
+        doomed = set(topics)
+        records = [
+            OffsetTombstone(group_id, topic, partition)
+            for group_id in sorted(self._offsets)
+            for topic, partition in sorted(self._offsets[group_id])
+            if topic in doomed
+        ]
+        for record in records:
+            self.replay(record)
+            out.events.append(offset_delete(self.node_id, now_ms, record.group, topic=record.topic,
+                                            partition=record.partition))
+        out.records.extend(records)
+        return out
+
+    # --- hard state --------------------------------------------------------------------------
+
+    def replay(self, record: OffsetRecord) -> None:
+        """Apply one offset record (an operation's own, or one loaded from the store). Raises
+        `UnknownOffset` for a tombstone of an offset that is not committed."""
+        key = (record.topic, record.partition)
+        if isinstance(record, OffsetCommitRecord):
+            if self._group(record.group) is None:
+                self._create_group(record.group)
+            self._offsets.setdefault(record.group, {})[key] = record
+            return
+        committed = self._offsets.get(record.group)
+        if committed is None or committed.pop(key, None) is None:
+            raise UnknownOffset(f"offset tombstone for {record.group} {record.topic}-{record.partition}, "
+                                "which has no committed offset")
+        if not committed:
+            del self._offsets[record.group]
+
+    def drop_group(self, group_id: str) -> None:
+        """The group was deleted: its offsets go with it (its GroupTombstone says so)."""
+        self._offsets.pop(group_id, None)
+
+    def unload(self, belongs: Callable[[str], bool]) -> None:
+        """Forget the offsets of every group for which `belongs(group_id)` holds (this node gave
+        their partition up; the store keeps them for the next coordinator)."""
+        for group_id in [g for g in self._offsets if belongs(g)]:
+            del self._offsets[group_id]
+
+    def _replay_all(self, records: Iterable[OffsetRecord]) -> None:
+        for record in records:
+            self.replay(record)
+
+
+def _committed(record: OffsetCommitRecord) -> CommittedOffset:
+    return CommittedOffset(record.topic, record.partition, record.offset, record.leader_epoch, record.metadata)
