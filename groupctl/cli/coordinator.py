@@ -55,6 +55,18 @@ def run(
         defaults.MAX_GROUP_SIZE, min=1, metavar="N",
         help="Most members a classic group may have: a join past it gets GROUP_MAX_SIZE_REACHED "
         "(Kafka's group.max.size; default: no limit)."),
+    consumer_session_timeout_ms: int = typer.Option(
+        defaults.CONSUMER_SESSION_TIMEOUT_MS, min=1, help="Consumer groups (KIP-848): how long a member may go "
+        "without a heartbeat before it is fenced (Kafka's group.consumer.session.timeout.ms)."),
+    consumer_heartbeat_interval_ms: int = typer.Option(
+        defaults.CONSUMER_HEARTBEAT_INTERVAL_MS, min=1, help="Consumer groups: how often members are told to "
+        "heartbeat (Kafka's group.consumer.heartbeat.interval.ms)."),
+    consumer_assignors: str = typer.Option(
+        ",".join(defaults.CONSUMER_ASSIGNORS), help="Consumer groups: the server assignors members may ask for, "
+        "the first the default (uniform, range)."),
+    consumer_max_size: Optional[int] = typer.Option(
+        defaults.CONSUMER_MAX_SIZE, min=1, metavar="N", help="Most members a consumer group may have: a join "
+        "past it gets GROUP_MAX_SIZE_REACHED (Kafka's group.consumer.max.size; default: no limit)."),
     auto_create_topics: bool = typer.Option(
         defaults.AUTO_CREATE_TOPICS, help="Create unknown topics named in Metadata requests."),
     default_partitions: int = typer.Option(defaults.DEFAULT_PARTITIONS, help="Partitions of auto-created topics."),
@@ -90,6 +102,12 @@ def run(
         raise BadInput("--default-partitions must be at least 1")
     if initial_rebalance_delay_ms < 0:
         raise BadInput("--initial-rebalance-delay-ms must not be negative")
+    assignors = tuple(name.strip() for name in consumer_assignors.split(",") if name.strip())
+    unknown = [name for name in assignors if name not in defaults.CONSUMER_ASSIGNORS]
+    if not assignors or unknown:
+        raise BadInput(f"--consumer-assignors {consumer_assignors!r}: expected a list of "
+                       f"{', '.join(defaults.CONSUMER_ASSIGNORS)}")
+    from groupctl.coordinator.consumer.config import ConsumerGroupConfig
     from groupctl.coordinator.classic.config import GroupConfig
     from groupctl.server.config import NodeConfig
     from groupctl.server.journal import JournalError
@@ -107,6 +125,10 @@ def run(
             max_session_timeout_ms=max_session_timeout_ms,
             initial_rebalance_delay_ms=initial_rebalance_delay_ms,
             max_group_size=max_group_size,
+        ),
+        consumer_groups=ConsumerGroupConfig(
+            session_timeout_ms=consumer_session_timeout_ms, heartbeat_interval_ms=consumer_heartbeat_interval_ms,
+            assignors=assignors, max_size=consumer_max_size,
         ),
     )
     try:

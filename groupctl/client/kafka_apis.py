@@ -39,7 +39,7 @@ from groupctl.client.kafka import (
     retry_pauses,
 )
 from groupctl.layout.codec import LayoutError
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import AnyGroupDocument, decode_group
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
 TopicPartition = tuple[str, int]
@@ -235,10 +235,6 @@ def parse_offset_fetch(response: Any, group: str) -> dict[TopicPartition, int]:
     return committed
 
 
-def fetch_committed(client: KafkaClient, coordinator: Node, group: str) -> dict[TopicPartition, int]:
-    return parse_offset_fetch(client.call_many([offset_fetch_call(coordinator, group)])[0], group)
-
-
 # -- ListOffsets -----------------------------------------------------------------------------
 
 
@@ -361,7 +357,7 @@ def groupctl_document_call(coordinator: Node, group: str, after_generation: int 
     return Call(coordinator, DESCRIBE_GROUP_KEY, (0, 0), build, extra_wait_s=max_wait_ms / 1000)
 
 
-def parse_groupctl_document(response: Any, group: str) -> Optional[GroupDocument]:
+def parse_groupctl_document(response: Any, group: str) -> Optional[AnyGroupDocument]:
     """The group's document; None when the group has no document."""
     if response.error_code == GROUP_ID_NOT_FOUND:
         return None
@@ -369,6 +365,6 @@ def parse_groupctl_document(response: Any, group: str) -> Optional[GroupDocument
     if response.document is None:
         return None
     try:
-        return GroupDocument.decode(group, response.document.encode())
+        return decode_group(group, response.document.encode())
     except LayoutError as exc:
         raise OpsError(f"the coordinator sent an unreadable document for group '{group}': {exc}") from None

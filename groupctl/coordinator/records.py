@@ -20,6 +20,7 @@ from typing import Union
 
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import GroupDocument
+from groupctl.layout.topics import TopicDocument
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class TopicRecord:
     topic_id: str
     replicas: dict[int, list[int]]
 
+    @classmethod
+    def of(cls, name: str, document: TopicDocument) -> "TopicRecord":
+        """The record of topic `name` as its stored document holds it."""
+        return cls(name=name, topic_id=document.topic_id, replicas=document.replicas)
 
 
 @dataclass(frozen=True)

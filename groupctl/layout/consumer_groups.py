@@ -1,6 +1,6 @@
 """A consumer group (KIP-848), `/groups/<group>` with `"type": "consumer"`: keys in this order:
 `{"version": 1, "type": "consumer", "group", "group_epoch", "assignment_epoch", "assignor",
-"state", "topics": {"<topic id>": "<topic name>"}, "members": [{"member_id", "instance_id",
+"state", "topics": {"<topic id>": "<topic name>"}, "subscribed": {"<topic id>": <partitions>}, "members": [{"member_id", "instance_id",
 "rack_id", "client_id", "client_host", "rebalance_timeout_ms", "subscribed_topic_names",
 "subscribed_topic_regex", "server_assignor", "member_epoch", "previous_member_epoch",
 "member_state", "assigned", "pending_revocation", "target"}], "ownership": {"<topic>":
@@ -98,6 +98,7 @@ class ConsumerGroupDocument:
     assignor: Optional[str]
     state: str
     topics: dict[str, str]  # topic id -> name, of every topic an assignment names
+    subscribed: dict[str, int]  # topic id -> partitions of the topics the target was computed over
     members: tuple[ConsumerMemberDocument, ...]
     ownership: dict[str, dict[str, str]]
     coordinator: int
@@ -108,11 +109,16 @@ class ConsumerGroupDocument:
         """What tools that follow generations follow: the group epoch."""
         return self.group_epoch
 
+    @property
+    def rebalance(self) -> None:
+        """A consumer group records no rebalance episodes (its epochs are its history)."""
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": VERSION, "type": self.TYPE, "group": self.group, "group_epoch": self.group_epoch,
             "assignment_epoch": self.assignment_epoch, "assignor": self.assignor, "state": self.state,
-            "topics": dict(sorted(self.topics.items())),
+            "topics": dict(sorted(self.topics.items())), "subscribed": dict(sorted(self.subscribed.items())),
             "members": [member.to_json() for member in self.members],
             "ownership": {topic: dict(owners) for topic, owners in self.ownership.items()},
             "coordinator": self.coordinator, "updated_at_ms": self.updated_at_ms,
@@ -134,12 +140,17 @@ class ConsumerGroupDocument:
         topics = document.get("topics")
         if not isinstance(topics, dict) or not all(isinstance(n, str) for n in topics.values()):
             raise LayoutError(path, f'"topics" must be an object of topic names by id, not {topics!r}')
+        subscribed = document.get("subscribed")
+        if not isinstance(subscribed, dict) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in subscribed.values()):
+            raise LayoutError(path, f'"subscribed" must be an object of partition counts by topic id, '
+                                    f'not {subscribed!r}')
         group_epoch = integer(path, document, "group_epoch", minimum=0)
         return cls(
             group=name, group_epoch=group_epoch,
             assignment_epoch=integer(path, document, "assignment_epoch", minimum=0, maximum=group_epoch),
             assignor=text(path, document, "assignor", default=None), state=text(path, document, "state"),
-            topics=topics,
+            topics=topics, subscribed=subscribed,
             members=tuple(ConsumerMemberDocument.from_json(path, i, m) for i, m in enumerate(members)),
             ownership=ownership_map(path, document.get("ownership")),
             coordinator=integer(path, document, "coordinator"),

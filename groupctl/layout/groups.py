@@ -42,8 +42,8 @@ from groupctl.layout.paths import group_path
 
 VERSION = 1
 CLASSIC = "classic"
-GROUP_TYPES = (CLASSIC,)
-"""The group types this groupctl reads ("consumer", KIP-848's, is the next)."""
+GROUP_TYPES = (CLASSIC, "consumer")
+"""The group types this groupctl reads ("consumer": KIP-848's, `groupctl.layout.consumer_groups`)."""
 
 
 def group_type(path: str, document: dict[str, Any]) -> str:
@@ -185,7 +185,9 @@ class GroupDocument:
         if not isinstance(document, dict):
             raise LayoutError(path, f"not a JSON object but {type(document).__name__}")
         check_version(path, document, VERSION)
-        group_type(path, document)
+        kind = group_type(path, document)
+        if kind != CLASSIC:
+            raise LayoutError(path, f"a {kind} group's document, not a classic group's")
         name = text(path, document, "group")
         if name != group:
             raise LayoutError(path, f'"group" is {name!r}, not the group stored here ({group!r})')

@@ -31,7 +31,7 @@ from groupctl.errors import NotFound
 from groupctl.layout.brokers import BrokerRegistration
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.coordinators import PartitionLeader
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import decode_group
 from groupctl.layout.paths import GROUPS, decode_name, leader_path
 from groupctl.ops.zk import empty_chroot_note, group_partitions, parse_leader, registered_brokers
 
@@ -114,7 +114,7 @@ def cluster_status(connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Clu
             continue  # deleted since listed
         group = decode_name(component)
         try:
-            members = len(GroupDocument.decode(group, node.data).members)
+            members = len(decode_group(group, node.data).members)
         except LayoutError:
             members = 0
         tally = load[group_partition(group, count)]

@@ -9,13 +9,13 @@ from typing import Any, Optional, Union
 
 from groupctl.errors import OpsError
 from groupctl.layout.codec import LayoutError, decode_object
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import AnyGroupDocument, group_from_json
 from groupctl.layout.paths import group_path
 
 
 @dataclass(frozen=True)
 class StoredDocument:
-    document: GroupDocument
+    document: AnyGroupDocument
     stored: dict[str, Any]  # the JSON object as stored
 
 
@@ -27,6 +27,6 @@ def read_group_document(group: str, data: Union[str, bytes, None],
         return None
     try:
         stored = decode_object(group_path(group), data.encode() if isinstance(data, str) else data)
-        return StoredDocument(GroupDocument.from_json(group, stored), stored)
+        return StoredDocument(group_from_json(group, stored), stored)
     except LayoutError as exc:
         raise OpsError(str(exc) if where is None else f"{where}: {exc}") from None

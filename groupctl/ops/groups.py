@@ -1,30 +1,21 @@
 """Consumer groups over the Kafka protocol: find the coordinator, list, describe, delete.
 
-Works against any Kafka cluster. Against a groupctl coordinator, `describe_group` also reads the
-stored group document through the GroupctlDescribeGroup extension API (32000) and reports its
-generation; a server that does not advertise that API (or cannot read its store) gets
-`generation: null` (the Kafka protocol does not expose a classic group's generation to admin
-clients).
+Invariants:
+- Works against any Kafka cluster. Only a groupctl coordinator (one serving the
+  GroupctlDescribeGroup extension API, 32000) tells `describe_group` the stored generation;
+  elsewhere, or when it cannot read its store, `generation` is null (the Kafka protocol does not
+  expose a classic group's generation to admin clients).
+- Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
+  no empty group id, and a classic-protocol string carries at most 32767 bytes.
+- Describe and delete go through `kafka_apis.with_coordinator`: they follow the group to its new
+  coordinator when it moves. In a cluster each node answers ListGroups for its own groups, so
+  `list_groups` asks every broker Metadata names (one pipelined exchange), again while one loads.
+- `to_json` keys are a contract: docs/commands.md.
 
-`describe_group` costs, on a single-node cluster: ApiVersions, FindCoordinator, one pipelined
-DescribeGroups + OffsetFetch + GroupctlDescribeGroup exchange, Metadata for the group's topics
-and ListOffsets (one request per partition leader) — five round trips on one connection. No
-more can be pipelined: each step needs the answer of the one before (the versions the broker
-serves, the coordinator's address, the group's topics, their leaders).
-
-JSON keys (`to_json`) are a contract (docs/commands.md): describe gives group, state,
-protocol_type, protocol, generation, coordinator{node_id, host, port},
-members[{member_id, client_id, client_host, assignment{topic: [partitions]}}],
-offsets[{topic, partition, committed_offset, log_end_offset, lag, ahead_of_log_end}] (lag by the
-rule of `groupctl.ops.lag`).
-
-Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
-no empty group id, and a classic-protocol string carries at most 32767 bytes.
-
-In a cluster of coordinators each node answers ListGroups for the groups it coordinates, so
-`list_groups` asks every broker Metadata names (one pipelined exchange), asking a node again
-while it answers that it is still loading groups. Describe and delete go through
-`kafka_apis.with_coordinator`: they follow the group to its new coordinator when it moves.
+`describe_group` takes five round trips on one connection to a single-node cluster: ApiVersions,
+FindCoordinator, one pipelined DescribeGroups + OffsetFetch + GroupctlDescribeGroup, Metadata for
+the group's topics, ListOffsets (one request per partition leader). No more can be pipelined: each
+step needs the answer before it (the versions served, the coordinator, the topics, their leaders).
 """
 
 from __future__ import annotations

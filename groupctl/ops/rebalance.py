@@ -1,32 +1,20 @@
-"""Rebalances: asking a coordinator for one, and following them as they complete.
+"""Rebalances: asking a coordinator for one (`trigger`), and following them as they complete (`watch`).
 
-A rebalance is seen as a new group document: the coordinator writes the document once when a
-rebalance completes (docs/zookeeper-layout.md), so consecutive documents with different generations bracket
-exactly one completed rebalance, and `diff_documents` turns a pair into a `RebalanceEvent`. The
-same diff serves both sources of documents:
-
-- `--bootstrap`: groupctl's extension API 32000 (GroupctlDescribeGroup), long-polled with the
-  last generation seen; works whatever store the coordinator uses.
-- `--zk`: a ZooKeeper DataWatch on `/groups/<group>` (`groupctl.ops.zk.watch_documents`).
-
-Triggering uses extension API 32001 (GroupctlTriggerRebalance) with `--bootstrap`, or a znode
-`/coordinators/rebalance-requests/<group>` that the coordinator watches with `--zk`.
-
-Over `--bootstrap`, every request follows the group when its coordinator moves (another node
-of a cluster takes its group partition over): `kafka_apis.GroupCoordinator` finds the new
-coordinator and sends the request again, within the client's timeout; a watch keeps going
-across the move.
-
-When both sources are given, the coordinator (`--bootstrap`) is asked: it is the authority and
-answers in both store modes. Documents written in quick succession can be seen as one (a
-long-poll or a ZooKeeper watch reports the latest state), so `previous_generation` may be more
-than one below `generation`; the diff then spans those rebalances.
-
-A group with no document yet is waited for (neither source can tell a group that does not
-exist from one whose first members are still joining): its first document is an event whose
-members all joined. Timing (`started_at_ms`, `completed_at_ms`, `duration_ms`), `reason`,
-`detail` and `caused_by` come from the document's "rebalance" block (see
-`groupctl.coordinator.classic.causes`), and are null for documents written without one.
+Invariants:
+- A rebalance is seen as a new group document: the coordinator writes the document once per
+  completed rebalance, so consecutive documents bracket it and `diff_documents` turns a pair into
+  a `RebalanceEvent`. A long-poll or a ZooKeeper watch reports the latest state, so documents
+  written in quick succession can be seen as one: `previous_generation` may then be more than one
+  below `generation`, and the diff spans those rebalances.
+- The same diff serves both sources (docs/commands.md, "How trigger and watch work"):
+  `--bootstrap`, the extension APIs 32000/32001 (any store); `--zk`, a DataWatch on the group's
+  znode and a rebalance-request znode. Given both, the coordinator is asked: it is the authority.
+- Over `--bootstrap` every request follows the group when its coordinator moves
+  (`kafka_apis.GroupCoordinator`, within the client's timeout); a watch keeps going across a move.
+- A group with no document yet is waited for (neither source tells it from one whose first
+  members are still joining); its first document is an event whose members all joined.
+- Timing, `reason`, `detail` and `caused_by` come from the document's "rebalance" block
+  (`groupctl.coordinator.classic.causes`), and are null for documents written without one.
 """
 
 from __future__ import annotations

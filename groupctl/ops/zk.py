@@ -1,43 +1,23 @@
 """ZooKeeper inspection for operators: znodes, stored group documents, and their changes.
 
-Read-mostly access to what groupctl's coordinators keep in ZooKeeper (docs/zookeeper-layout.md, the formats of
-`groupctl.layout`), plus the legacy Kafka 0.8 consumer layout
-`/consumers/<group>/{ids,owners,offsets}` for clusters that still carry it. The only write is a
-rebalance request (`request_rebalance`), a znode the coordinator watches.
-
 Invariants:
-- One bounded session per call (`groupctl.client.zookeeper.ZkSession`: connecting and every
-  request within `timeout_s`, default 6 s; running out of time is `Unreachable`, never a hang).
-- A wrong chroot is the usual reason nothing is found, so commands that read what coordinators
-  registered (`coordinator status`, `coordinator find`) fail on a chroot where nothing is
-  (`empty_chroot_note`: no node in /brokers/ids, no /coordinators, /groups or /consumers)
-  with one line that says so and hints at the chroot, instead of reporting an outage; commands
-  that look a group or a znode up (`zk show|ls|get|tree`, `rebalance trigger`) add that note to
-  "does not exist" / "no znode" only on such a chroot. Watches keep waiting for a group to
-  appear (a cluster may not be started yet), whatever the chroot holds.
-- Group and topic names in paths are encoded as the store encodes them (`encode_name`); legacy
-  0.8 paths use the raw group name, as Kafka 0.8 wrote them.
-- `watch_documents` follows the group's znode with `ZkSession.watch`: changes in quick
-  succession can be seen as one, so a consumer may see generations skip.
+- Read-only but for one write, a rebalance request (`request_rebalance`): a znode the
+  coordinator watches.
+- One bounded session per call (`groupctl.client.zookeeper.ZkSession`): connecting and every
+  request within `timeout_s`, default 6 s; running out of time is `Unreachable`, never a hang.
+- A chroot where nothing is registered (`empty_chroot_note`) is almost always a mistyped one:
+  `coordinator find` (and `coordinator status`, `groupctl.ops.cluster`) fail saying so, and
+  "does not exist" / "no znode" errors carry that note on such a chroot only. Watches keep
+  waiting for a group to appear (a cluster may not be started yet), whatever the chroot holds.
+- Group names in paths are encoded as the store encodes them (`encode_name`); the legacy Kafka
+  0.8 layout `/consumers/<group>/{ids,owners,offsets}`, read for clusters that still carry it,
+  uses raw names, as 0.8 wrote them.
+- `coordinator_from_zk` finds a group's coordinator as the cluster places groups: the leader of
+  its group partition (`groupctl.coordinator.placement`), never the node a document names (only
+  its last writer). `watch_documents` may see quick changes as one, so generations can skip.
 
-Legacy 0.8 groups are returned in this documented shape (`layout` "kafka-0.8"):
-```
-document: {"group": g,
-           "members": [{"consumer_id", "subscription": {topic: streams}, "pattern", "timestamp"}],
-           "ownership": {topic: {"<partition>": "<consumer thread id>"}}}
-offsets:  {topic: {"<partition>": {"offset": int}}}
-```
-groupctl groups (`layout` "groupctl") carry the stored document unchanged (its `generation` null when
-it does not decode) and their offsets as stored: `{topic: {"<partition>": {"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}}}`.
-
-A group's coordinator (`coordinator_from_zk`) is found the way the cluster places groups
-(`groupctl.coordinator.placement`): the group partition `abs(hashCode(group)) % n`, with `n` from
-`/coordinators/config` ("group_partitions", 50 when the znode is absent), is led by the node in
-`/coordinators/partitions/<p>/leader`, whose address is `/brokers/ids/<node-id>`. The node a
-group document names is only its last writer, not consulted. One fallback: a partition that has
-never had a leader (no `/coordinators/partitions/<p>`) while exactly one node is registered is
-that node's (a lone node starting up, or one from before coordinator clusters); its epoch is
-null.
+Formats: `groupctl.layout` and docs/zookeeper-layout.md; `zk show`'s output for both layouts:
+docs/commands.md, "ZooKeeper documents".
 """
 
 from __future__ import annotations
@@ -54,7 +34,7 @@ from groupctl.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unre
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
 from groupctl.layout.codec import LayoutError, is_number
 from groupctl.layout.coordinators import ClusterConfig, PartitionElection, PartitionLeader
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import group_from_json
 from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.paths import (
     BROKER_IDS,
@@ -115,7 +95,8 @@ class ZnodeTree:
 
 @dataclass(frozen=True)
 class ZkGroup:
-    """A group as ZooKeeper holds it (`zk show`); see the module docstring for both layouts."""
+    """A group as ZooKeeper holds it (`zk show`): groupctl's document unchanged with its offsets,
+    or the legacy 0.8 layout in the shape docs/commands.md ("ZooKeeper documents") describes."""
 
     group: str
     layout: str  # "groupctl" or "kafka-0.8"
@@ -129,7 +110,7 @@ class ZkGroup:
         if self.layout != "groupctl":
             return None
         try:
-            return GroupDocument.from_json(self.group, self.document).generation
+            return group_from_json(self.group, self.document).generation
         except LayoutError:
             return None
 
@@ -142,7 +123,7 @@ class ZkGroup:
 class ZkCoordinator:
     """Where a group's coordinator listens, according to ZooKeeper: the leader of the group's
     partition. `to_json` keys: node_id, host, port, partition (the group partition), epoch (the
-    leader's election epoch; null for the lone-node fallback, see the module docstring)."""
+    leader's election epoch; null for the lone-node fallback of `coordinator_from_zk`)."""
 
     node_id: int
     host: str
@@ -324,8 +305,11 @@ def _legacy_partition_values(session: ZkSession, path: str, read: Any) -> dict[s
 
 
 def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
-    """The node that coordinates `group`: the leader of its group partition, or the lone
-    registered node when the partition has never had a leader (see the module docstring).
+    """The node that coordinates `group`: the leader of its group partition (partition count from
+    `/coordinators/config`, 50 when absent), whose address is its `/brokers/ids` registration.
+    One fallback: a partition that has never had a leader (no `/coordinators/partitions/<p>`)
+    while exactly one node is registered is that node's (a lone node starting up, or one from
+    before coordinator clusters), with epoch None.
     Unreachable when the partition has no leader (an election in progress, or every node down);
     NotFound when no node is registered at all (saying so, with a hint at the chroot, when
     nothing is under it: `empty_chroot_note`), or the leader's registration is gone."""

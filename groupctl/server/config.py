@@ -9,6 +9,7 @@ from typing import Optional
 
 from groupctl import defaults
 from groupctl.coordinator.classic.config import GroupConfig
+from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class NodeConfig:
     max_frame_bytes: int = defaults.MAX_FRAME_BYTES
     cluster_id: str = "groupctl"
     groups: GroupConfig = field(default_factory=GroupConfig)
+    consumer_groups: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
     journal_dir: Optional[Path] = None  # the event journal; default: data_dir/journal (none without a data dir)
     journal_segment_bytes: int = defaults.JOURNAL_SEGMENT_BYTES  # rotate the active segment at this size
     journal_keep_segments: int = defaults.JOURNAL_KEEP_SEGMENTS  # segments kept, the active one included; 0: all

@@ -1,29 +1,23 @@
 """Group-partition leadership through the metadata store: the asyncio shell of the election.
 
-The rules (who claims, when to hand back, when to step down) are the sans-IO
-`groupctl.coordinator.leadership.LeadershipPolicy`, decided on the clock this shell hands it; this
-module watches ZooKeeper, tells the policy what it saw, and does the writes the policy decides.
-Layout (docs/zookeeper-layout.md): `/coordinators/config`, `/coordinators/partitions/<p>` (the
-last election) and its ephemeral `leader` child (present while that node leads p).
+The rules are the sans-IO `groupctl.coordinator.leadership.LeadershipPolicy`, on the clock this
+shell hands it; this module watches the store, tells the policy what it saw and does the writes
+it decides. Znodes: docs/zookeeper-layout.md; a cluster's behaviour: docs/operations.md.
 
-A claim is one transaction: set the partition znode at the version read (epoch + 1) and create
-the ephemeral leader znode, so of racing claimants exactly one wins. Fencing: every write of a
-group's state carries `CheckVersion(partition znode, the version our claim produced)` and
-`CheckVersion(leader znode, 0)` (`fence`): the first fails once anyone else has claimed the
-partition since, the second once this node's session is gone, so a node that was paused or cut
-off never overwrites a newer leader's documents, even before it notices.
-
-Stepping down happens at once and writes nothing: on session loss, when a leader znode we hold
-changes, after an event-loop stall (the stall check is a plain loop callback, which runs before
-any request read in the same wake-up), and before a hand-back (the runtime's pending writes
-finish first, under the old fence). Our leader znodes are then released, each guarded by the
-election znode's version so never another node's; failed claims and releases are retried. While
-the connection to ZooKeeper is down the node serves nothing and keeps its fences: if the same
-session comes back it resumes, if the session is lost it steps down.
-
-Deliberate differences from Apache Kafka: leadership lives in ZooKeeper znodes rather than in
-`__consumer_offsets` partition leadership, and the partition log is not replicated (a group
-partition moves with its leader; its state is in the store, so nothing is lost).
+Invariants:
+- A claim is one transaction, so of racing claimants exactly one wins: the partition znode set
+  (or created) at the version read with epoch + 1, and its ephemeral `leader` child created.
+- Every write of a group's state carries `fence`: CheckVersion(partition znode, our claim's
+  version), failing once anyone has claimed since, and CheckVersion(leader znode, 0), failing once
+  our session is gone; so a paused or cut-off node never overwrites a newer leader's documents.
+- Stepping down is immediate and writes nothing: on session loss, a change of a leader znode we
+  hold, an event-loop stall (checked before any request read in the same wake-up is served), and
+  for a hand-back (whose release waits for the runtime's pending writes, under the old fence).
+  Our leader znodes are then released, each only at the partition znode's version we hold, so
+  never another node's; failed claims and releases are retried.
+- With the connection down the node serves nothing but keeps its fences (the session may come back).
+- Deliberate differences from Apache Kafka: leadership lives in znodes, not in `__consumer_offsets`
+  partition leadership, and the partition log is not replicated (group state is in the store).
 """
 
 from __future__ import annotations

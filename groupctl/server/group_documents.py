@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Optional
 
 from groupctl.coordinator.records import GroupMetadataRecord, GroupTombstone, Record
 from groupctl.layout.codec import LayoutError
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import AnyGroupDocument, decode_group
 from groupctl.layout.paths import group_path
 from groupctl.store.base import MetadataStore
 from groupctl.store.scopes import CorruptDocument
@@ -38,7 +38,7 @@ from groupctl.store.scopes import CorruptDocument
 class StoredDocument:
     """A group's document as the store holds it: decoded, and its bytes (what GroupctlDescribeGroup answers)."""
 
-    document: GroupDocument
+    document: AnyGroupDocument
     data: bytes
 
 
@@ -55,7 +55,7 @@ class GroupDocuments:
         if node is None:
             return None
         try:
-            return StoredDocument(GroupDocument.decode(group, node.data), node.data)
+            return StoredDocument(decode_group(group, node.data), node.data)
         except LayoutError as exc:
             raise CorruptDocument(str(exc)) from None
 

@@ -1,40 +1,23 @@
-"""The node runtime: the single place where results are applied.
+"""The node runtime: the one place where the core's results are applied (persisted, then answered).
 
-One `Node` owns the group coordinator core, the topic registry, the partition logs, the metadata
-store and this node's part in the group-partition election. Requests and timers reach the core
-only through `call_groups`/`submit`, which
-
-1. run the core operation synchronously on the event loop (the core is never re-entered
-   concurrently: there are no locks because there is no second thread in it),
-2. start persisting the result's records at once, in core-operation order (each write is a task
-   created right after the operation that produced it, and tasks start in creation order; the
-   `RecordWriter` coalesces concurrent writes into one store transaction), and
-3. deliver the result's replies only when its records *and every earlier result's records* are
-   durable: a reply never shows state that is not in the store (an acknowledged commit survives
-   kill -9; an OffsetFetch never sees a commit that might still fail).
-
-When no write is pending, a result without records is answered at once, and the request that
-produced it gets its reply without a future (the heartbeat fast path).
-
-A result's journal events (`groupctl.server.journal`) are queued when its records are durable,
-just before its replies are delivered, so the journal follows core-operation order; a result
-whose own records the store refused journals nothing. The queue is written with one `os.write`
-per event-loop iteration (callbacks queued with `call_soon` run in the next one), not one per
-result: at thousands of commits a second the system call was most of the journal's cost. A
-kill -9 loses at most that one iteration's queued events; `close` writes what is queued.
-
-Group partitions (see `election` and `groupctl.coordinator.placement`): the core serves only the
-groups of partitions this node leads. A partition won in the election is loading (requests for
-its groups answer COORDINATOR_LOAD_IN_PROGRESS) until its groups are read from the store and
-taken over by the core; a partition lost leaves the core at once (NOT_COORDINATOR).
-
-When a store write fails, the groups it was for may be ahead of the store in the core, so the node
-gives their partitions up and claims them again with a new leadership epoch: the write's waiting
-requests fail with `CoordinatorUnavailable` (their connections close; clients reconnect and
-retry), later writes for those partitions fail their fence, and the partitions are reloaded from
-what the store holds. The node never keeps serving group state the store did not accept.
-Deliberate difference from Apache Kafka, which answers COORDINATOR_NOT_AVAILABLE/NOT_COORDINATOR
-in-band.
+Invariants:
+- Requests and timers reach the core only through `call_groups`/`submit`, which run it
+  synchronously on the event loop (never re-entered: no locks) and start persisting each result's
+  records at once, in core-operation order (one task per result; `RecordWriter` coalesces them).
+- Replies go out only once their result's records and every earlier result's are durable: none
+  shows state the store lacks (an acknowledged commit survives kill -9). With no write pending, a
+  result without records is answered at once (the heartbeat fast path: no future).
+- Journal events (`groupctl.server.journal`) follow core-operation order: queued once the result's
+  own records are durable (never if the store refused them), just before its replies, and written
+  with one `os.write` per loop iteration, the system call being most of their cost at thousands
+  of commits/s; a kill -9 loses at most that iteration's events, `close` writes what is queued.
+- Only group partitions this node leads are served: one won answers COORDINATOR_LOAD_IN_PROGRESS
+  until its groups are loaded into the core; one lost leaves the core at once (NOT_COORDINATOR).
+- Group state the store refused is never served: a failed write's partitions are given up and
+  claimed again under a new epoch, reloading from the store, and later writes fail their fence.
+  Its waiting requests fail with `CoordinatorUnavailable`, which closes their connections (clients
+  reconnect and retry): a deliberate difference from Apache Kafka, which answers
+  COORDINATOR_NOT_AVAILABLE/NOT_COORDINATOR in-band.
 """
 
 from __future__ import annotations
@@ -46,7 +29,8 @@ import time
 from typing import Any, Callable, Hashable, Optional
 
 from groupctl.coordinator.backoff import Backoff
-from groupctl.coordinator.classic.coordinator import GroupCoordinator
+from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
+from groupctl.coordinator.coordinator import Coordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
 from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
@@ -121,8 +105,8 @@ class Node:
         self.documents = GroupDocuments(self.store, self.serves)
         self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
         self.timer = AsyncioTimer(now_ms, self.submit)
-        self.core = GroupCoordinator(timer=self.timer, config=config.groups, node_id=config.node_id,
-                                     placement=self.placement)
+        self.core = Coordinator(timer=self.timer, config=config.groups, consumer_config=config.consumer_groups,
+                                node_id=config.node_id, placement=self.placement)
         self.bound_port: Optional[int] = None
         self._waiting: dict[Hashable, asyncio.Future] = {}
         self._tokens = itertools.count()
@@ -142,6 +126,7 @@ class Node:
         await self.writer.start()
         for record in await self.writer.load(topics=True, wanted_group=lambda group: False):
             self.topics.replay(record)
+        self._publish_topics()
         log.info("loaded %d topic(s) from the store", len(self.topics.all()))
 
     async def join_cluster(self, host: str, port: int) -> None:
@@ -343,7 +328,7 @@ class Node:
 
     # -- applying results -----------------------------------------------------------------------
 
-    async def call_groups(self, op: Callable[[GroupCoordinator, Hashable, int], Result]) -> Any:
+    async def call_groups(self, op: Callable[[Coordinator, Hashable, int], Result]) -> Any:
         token = next(self._tokens)
         result = op(self.core, token, self.now_ms())
         if not result.records and self._idle():
@@ -475,6 +460,10 @@ class Node:
         self.logs.delete_topic(name)
         self.submit(self.core.delete_topic_offsets((name,), self.now_ms()))
 
+    def _publish_topics(self) -> None:
+        """Hand the core the topics as the registry has them (consumer groups assign by them)."""
+        self.core.use_topics(TopicImage.of(TopicInfo(t.name, t.topic_id, len(t.replicas)) for t in self.topics.all()))
+
     def _topic_changed(self, name: str, record: Optional[TopicRecord]) -> None:
         """A topic znode changed (any node's write, including ours): keep the registry current,
         drop a deleted topic's logs and offsets here, and rebalance the groups subscribed to a
@@ -483,6 +472,7 @@ class Node:
         CreatePartitions has already updated."""
         before = self._topics_seen.pop(name, None)
         known = self.topics.observe(name, record)
+        self._publish_topics()
         if record is None:
             self._topic_deleted(name)
             return

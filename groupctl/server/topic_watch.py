@@ -38,12 +38,6 @@ OnTopicChange = Callable[[str, Optional[TopicRecord]], None]
 """`on_change(name, record)`: the topic's new record, or None when it was deleted."""
 
 
-def decode_topic(name: str, data: bytes) -> TopicRecord:
-    """The TopicRecord stored as `data` for topic `name`; LayoutError saying why not."""
-    document = TopicDocument.decode(name, data)
-    return TopicRecord(name=name, topic_id=document.topic_id, replicas=document.replicas)
-
-
 class TopicWatch:
     def __init__(self, store: MetadataStore, on_change: OnTopicChange) -> None:
         self._store = store
@@ -113,7 +107,7 @@ class TopicWatch:
             self._report(name, None)
             return
         try:
-            record = decode_topic(name, node.data)
+            record = TopicRecord.of(name, TopicDocument.decode(name, node.data))
         except LayoutError as exc:
             log.warning("skipping %s at version %d: %s", path, node.version, exc)
             return

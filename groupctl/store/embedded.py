@@ -1,39 +1,23 @@
 """The embedded metadata store: ZooKeeper's data model in one process, durable in a local log.
 
-Used when the node runs without `--zk`. It keeps the same tree, versions and failure modes as
-`ZooKeeperStore`, so every layer above the store behaves the same on either.
-
-On-disk format (under `data_dir`):
-- `store.wal`: a write-ahead log of committed transactions. Each record is a frame
-  `length:u32be crc32:u32be payload`, the payload a JSON object
-  `{"lsn": n, "ops": [["put", path, base64(data), version] | ["del", path], ...]}` holding the
-  *resulting* state of every persistent node the transaction changed.
-  Why length-prefixed frames with a CRC rather than JSON lines: a crash can tear the last
-  record anywhere, and the length plus checksum tell a complete record from a torn or
-  half-flushed one without trusting the payload's content (a cut JSON line can still parse).
-  Why JSON payloads with absolute states rather than binary ops: the log stays readable with
-  ordinary tools, and replaying an absolute state is idempotent, which keeps recovery simple.
-- `store.snapshot`: one frame `{"lsn": n, "nodes": [[path, base64(data), version], ...]}` with
-  every persistent node as of log sequence number n. Written to a temporary file, fsync'ed and
-  renamed over the old one, then the log is restarted empty the same way; a crash between the
-  two renames leaves an old log whose records (lsn <= n) recovery skips.
-- `store.lock`: an flock held while the store is open, so two processes cannot share a dir.
+Used without `--zk`, with `ZooKeeperStore`'s tree, versions and failure modes, so the layers above
+behave the same on either. Files: docs/configuration.md, "Stores and durability".
 
 Invariants:
-- A write returns only after its log record is fsync'ed (`data_dir=None`: memory only, no
-  durability). Writes are validated and applied to the in-memory tree at once, in call order,
-  so compare-and-set sees every earlier write; a read may therefore observe a write whose fsync
-  is still in flight. If an fsync fails the store stops accepting anything (StoreUnavailable):
-  acknowledging later writes on top of a lost one would break the log's order.
-- Group commit: writes that arrive while an fsync runs wait for the next one and share it; the
-  fsync runs on a dedicated I/O thread, never on the event loop.
-- Recovery loads the snapshot, replays log records newer than it and stops at the first torn
-  or corrupt frame, truncating the file there (only an unacknowledged tail can be torn).
-- Ephemeral nodes are never logged: they belong to this open store and vanish on close, as a
-  ZooKeeper session's do. Like ZooKeeper, an ephemeral node cannot have children.
-- Watch callbacks run on the event loop after the change is durable, once per change, in
-  commit order. Children watches get the children as they are when the callback runs, and only
-  when the set differs from what that watch last delivered.
+- A write returns only after its log record is fsync'ed (`data_dir=None`: memory only). Writes are
+  validated and applied to the in-memory tree at once, in call order, so compare-and-set sees
+  every earlier write (a read may see one whose fsync is in flight). After a failed fsync the store
+  refuses everything (StoreUnavailable): acknowledging writes on top of a lost one breaks the order.
+- Group commit: writes that arrive during an fsync share the next one, on a dedicated I/O thread.
+- Log records are frames `length:u32be crc32:u32be` + JSON of each changed node's *resulting*
+  state: length and CRC tell a whole record from a torn one (a cut JSON line can still parse), and
+  replaying absolute states is idempotent. Recovery loads the snapshot, replays newer records and
+  cuts the log at the first torn or corrupt frame (only an unacknowledged tail can be torn); a
+  crash between compaction's fsync'ed renames (snapshot, then an empty log) leaves old records
+  that recovery skips.
+- Ephemeral nodes are never logged and vanish on close, as a session's do; they cannot have children.
+- Watch callbacks run on the event loop once the change is durable, once per change, in commit
+  order; a children watch gets the children as they are then, only when they differ from its last.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from typing import Callable
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord, Record, TopicRecord
 from groupctl.layout.paths import GROUPS, TOPICS, decode_name, group_path, offsets_path
-from groupctl.layout.topics import TopicDocument
 from groupctl.store.base import MetadataStore, NoNode
 from groupctl.store.scopes import Scope, StoredDoc, read_group, read_topic
 
@@ -53,15 +52,11 @@ async def scan(store: MetadataStore, *, topics: bool = True, wanted_group: Calla
     for topic, docs in zip(topic_names, topic_docs):
         scopes[("topic", topic)] = docs
         for doc in docs.values():
-            records.append(topic_record(topic, doc.value))
+            records.append(TopicRecord.of(topic, doc.value))
     for group, docs in zip(groups, group_docs):
         scopes[("group", group)] = docs
         records.extend(_group_records(group, docs))
     return records, scopes
-
-
-def topic_record(name: str, document: TopicDocument) -> TopicRecord:
-    return TopicRecord(name=name, topic_id=document.topic_id, replicas=document.replicas)
 
 
 def _group_records(group: str, docs: dict[str, StoredDoc]) -> list[Record]:

@@ -1,29 +1,23 @@
-"""The record writer: records become durable through compare-and-set transactions, concurrent
-calls coalesced into few of them (group commit).
+"""The record writer: records become durable in compare-and-set transactions, coalesced (group commit).
+
+Invariants:
+- The records of one `write()` call go in one store transaction; calls that arrive while a
+  transaction is in flight are coalesced into the next one. If it fails, every caller in it gets
+  the exception.
+- One transaction is in flight at a time, unless the waiting calls fill a whole one
+  (MAX_COALESCED_RECORDS): then up to MAX_IN_FLIGHT go at once. Never two in flight touch the
+  same scope, so each is built on the versions the store holds now and its outcome never depends
+  on another in flight (a failed one cannot make a later one write over a foreign change); calls
+  on one scope are applied in call order (calls on other scopes may be acknowledged earlier).
+- A call's `checks` (a cluster node's leadership of the groups' partitions when the records were
+  produced; `groupctl.server.election`) go in its transaction, which then fails as a whole once
+  another node has taken one of those partitions over, or this node has claimed it again since.
 
 The jobs around it: `batch` (records -> store operations), `scopes` (what is stored, cached per
 group and topic), `transaction` (one all-or-nothing write), `loading` (stored state back as
-records), `registration` (this node's ephemeral registration).
-
-Invariants:
-- The records of one `write()` call go in one store transaction, and calls that arrive while a
-  transaction is in flight are coalesced into the next one. If that transaction fails every
-  caller in it gets the exception.
-- One transaction is in flight at a time, unless the waiting calls fill a whole transaction
-  (MAX_COALESCED_RECORDS): then waiting cannot coalesce more, and up to MAX_IN_FLIGHT go at
-  once. Never two in flight touch the same scope: a transaction is built only from calls whose
-  scopes no in-flight transaction touches, so its versions are what the store holds now, not
-  what an earlier transaction would produce. Its success or failure therefore never depends on
-  another in-flight transaction (a failed one cannot make a later one write over a foreign
-  change), and calls on one scope are applied in call order. (Calls on other scopes may be
-  acknowledged before an earlier call.)
-- A call may carry `checks` (a coordinator cluster node's leadership of the groups' partitions,
-  taken when the records were produced; see `groupctl.server.election`): the transaction
-  carrying the call carries them too, so it fails as a whole once another node has taken one of
-  those partitions over, or this node has claimed it again since.
-
-Deliberate difference from Apache Kafka: offsets and group metadata live in ZooKeeper documents
-(as in the seed design), not in the `__consumer_offsets` topic.
+records), `registration` (this node's ephemeral registration). Deliberate difference from Apache
+Kafka: offsets and group metadata are documents in the metadata store (docs/zookeeper-layout.md),
+not records in the `__consumer_offsets` topic.
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.layout.paths import BROKER_IDS, GROUPS, TOPICS, topic_path
 from groupctl.store import transaction
 from groupctl.store.base import MetadataStore, NodeExists, Op
-from groupctl.store.loading import every_group, scan, topic_record
+from groupctl.store.loading import every_group, scan
 from groupctl.store.scopes import Scope, ScopeCache, scope_of
 
 MAX_COALESCED_RECORDS = 1000
@@ -45,9 +39,9 @@ keeps a coalesced ZooKeeper multi well inside its request size limit (jute.maxbu
 MAX_IN_FLIGHT = 4
 """Transactions (on disjoint scopes) the writer has in flight at once when the queue holds more
 than one transaction's worth. Below that, a second transaction in flight only splits what would
-have been one: measured with bench/zk_commit_throughput.py on the 2-core reference machine, each
-transaction costs CPU in the coordinator, kazoo's I/O thread and ZooKeeper, and 16 committing
-connections did ~6.6k commits/s with one in flight, ~5.8k with two and ~5.0k with four."""
+have been one, and each transaction costs CPU in the coordinator, kazoo's I/O thread and
+ZooKeeper, so fewer, larger transactions commit more per second (bench/zk_commit_throughput.py;
+figures in bench/README.md)."""
 
 
 def _distinct(checks: Iterable[Op]) -> list[Op]:
@@ -109,7 +103,7 @@ class RecordWriter:
         self._cache.forget({scope})
         await self._cache.ensure(self.store, {scope})
         doc = self._cache.docs.get(topic_path(name))
-        return None if doc is None else topic_record(name, doc.value)
+        return None if doc is None else TopicRecord.of(name, doc.value)
 
     async def write(self, records: Iterable[Record], checks: Iterable[Op] = ()) -> None:
         """Return when `records` are durable (all of them, in one transaction with whatever

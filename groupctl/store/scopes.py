@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
 from groupctl.layout.codec import LayoutError
-from groupctl.layout.groups import GroupDocument
+from groupctl.layout.any_group import decode_group
 from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.paths import group_path, offsets_path, topic_path
 from groupctl.layout.topics import TopicDocument
@@ -68,7 +68,7 @@ async def read_group(store: MetadataStore, group: str) -> dict[str, StoredDoc]:
     node = await store.get(path)
     if node is None:
         return found
-    found[path] = StoredDoc(node.version, _decoded(GroupDocument.decode, group, node.data))
+    found[path] = StoredDoc(node.version, _decoded(decode_group, group, node.data))
     try:
         topics = await store.children(offsets_path(group))
     except NoNode:

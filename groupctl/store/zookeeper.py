@@ -1,31 +1,23 @@
 """The ZooKeeper metadata store: kazoo on its threading handler, bridged to asyncio.
 
-kazoo has no asyncio handler, so every operation is issued with kazoo's `*_async` API from the
-event loop (which only queues the request and wakes kazoo's I/O thread) and its `IAsyncResult`
-is linked (`rawlink`) to a callback that hands the outcome to the loop with
-`loop.call_soon_threadsafe`. Nothing here blocks the event loop: the blocking parts of kazoo
-(`DataWatch`'s first read, `stop()`) run on threads of their own.
-
-The hot path, `transaction` (every offset commit goes through one), is cheaper: it builds
-kazoo's wire request (`kazoo.protocol.serialization.Transaction`) directly, with the chroot
-prefixed, and queues it with `KazooClient._call` and a result object whose `set`/`set_exception`
-(all that kazoo's connection calls on it) hand the outcome straight to the loop from kazoo's I/O
-thread, skipping kazoo's completion thread: one thread hop per transaction instead of two. This
-uses kazoo internals (`_call`, the request tuples) that are stable across kazoo 2.x and pinned
-(kazoo==2.11.0 in pyproject.toml); tests/store runs it against a real ZooKeeper.
-
 Invariants:
-- Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`); the chroot
-  is created on start when missing (kazoo itself only warns about a missing chroot).
-- Failures surface as the store's exceptions: NoNode, NodeExists, BadVersion, NotEmpty, and
-  StoreUnavailable for connection loss, session expiry, a closed client, or no answer within
-  the session timeout (after which the outcome of a write is unknown: CAS makes a retry safe).
-- A failed transaction raises the error of its first failing op; ZooKeeper reports the other
-  ops as RolledBackError or RuntimeInconsistency, which are not the cause and are skipped.
-- Watch and session callbacks run on the event loop, never on kazoo's threads.
+- Nothing blocks the event loop: operations go out through kazoo's `*_async` API (which only
+  queues them) and their outcomes come back with `loop.call_soon_threadsafe`; kazoo's blocking
+  parts (a DataWatch's first read, `stop()`) run on threads of their own. Watch and session
+  callbacks run on the event loop, never on kazoo's threads.
+- Paths are relative to the connect string's chroot, created on start when missing (kazoo only warns).
+- Failures are the store's exceptions: NoNode, NodeExists, BadVersion, NotEmpty, and
+  StoreUnavailable for connection loss, session expiry, a closed client, or no answer within the
+  session timeout (a write's outcome is then unknown: compare-and-set makes a retry safe).
+- A failed transaction raises its first failing op's error; the RolledBackError or
+  RuntimeInconsistency ZooKeeper reports for the other ops is not the cause and is skipped.
+- After a session expiry kazoo reconnects with a new session, but this node's ephemeral nodes
+  are gone: `on_session_lost` tells the runtime, which must register again.
 
-Session loss: when ZooKeeper expires the session, kazoo reconnects with a new one, but this
-node's ephemeral nodes are gone. `on_session_lost` tells the runtime, which must re-register.
+`transaction`, every offset commit's path, builds kazoo's wire request itself (chroot prefixed) and
+queues it with `KazooClient._call`, skipping kazoo's completion thread: one thread hop, not two.
+These internals are stable across kazoo 2.x and pinned (kazoo==2.11.0 in pyproject.toml);
+tests/store runs them against a real ZooKeeper.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def test_a_restarted_coordinator_reloads_groups_and_the_next_generation_continue
 
     second = InProcessCoordinator(replace(store_config, port=0)).start()
     try:
-        reloaded = second.node.core.group_document("workers")
+        reloaded = second.node.core.classic.group_document("workers")
         assert reloaded.generation == stored.generation
         assert [m.member_id for m in reloaded.members] == [m.member_id for m in stored.members]
         consumer = ConsumerProcess("kafka-python", second.bootstrap, "workers", "jobs", client_id="w2")
@@ -126,7 +126,7 @@ def test_a_restarted_coordinator_reloads_groups_and_the_next_generation_continue
 
 
 def _document(coordinator, group, exclude=None):
-    doc = coordinator.node.core.group_document(group)
+    doc = coordinator.node.core.classic.group_document(group)
     if doc and doc.state == "Stable" and doc.members and all(m.member_id != exclude for m in doc.members):
         return doc
     return None

@@ -10,7 +10,7 @@ import logging
 from groupctl.coordinator.records import TopicRecord
 from groupctl.layout.paths import TOPICS, encode_name
 from groupctl.layout.topics import TopicDocument
-from groupctl.server.topic_watch import TopicWatch, decode_topic
+from groupctl.server.topic_watch import TopicWatch
 
 EVENT_TIMEOUT_S = 10.0
 
@@ -206,6 +206,7 @@ def test_changes_written_by_another_node_s_session_are_reported(concurrent_store
     run(scenario())
 
 
-def test_decode_topic_round_trips_what_the_writer_stores():
+def test_a_topic_record_round_trips_through_the_document_the_writer_stores():
     stored = record("orders", "id-o", 3, nodes=(2, 0))
-    assert decode_topic("orders", TopicDocument(stored.topic_id, stored.replicas).encode()) == stored
+    encoded = TopicDocument(stored.topic_id, stored.replicas).encode()
+    assert TopicRecord.of("orders", TopicDocument.decode("orders", encoded)) == stored

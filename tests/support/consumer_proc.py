@@ -61,7 +61,7 @@ def run_kafka_python(args) -> None:
 
     class Listener(ConsumerRebalanceListener):
         def on_partitions_revoked(self, revoked):
-            pass
+            emit({"event": "revoked", "partitions": sorted([tp.topic, tp.partition] for tp in revoked)})
 
         def on_partitions_assigned(self, assigned):
             emit({"event": "assigned", "partitions": sorted([tp.topic, tp.partition] for tp in assigned)})
@@ -106,18 +106,27 @@ def commit_and_report(consumer, polled) -> None:
 def run_confluent(args) -> None:
     from confluent_kafka import Consumer
 
-    consumer = Consumer({
+    config = {
         "bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.client_id,
-        "enable.auto.commit": False, "auto.offset.reset": "earliest",
-        "session.timeout.ms": args.session_timeout_ms,
-        "heartbeat.interval.ms": args.session_timeout_ms // 6,
-        "broker.address.family": "v4",
-    })
+        "enable.auto.commit": False, "auto.offset.reset": "earliest", "broker.address.family": "v4",
+    }
+    if args.group_protocol == "consumer":  # KIP-848: the session and heartbeat are the coordinator's
+        config["group.protocol"] = "consumer"
+    else:
+        config.update({"session.timeout.ms": args.session_timeout_ms,
+                       "heartbeat.interval.ms": args.session_timeout_ms // 6})
+    consumer = Consumer(config)
 
     def on_assign(c, partitions):
         emit({"event": "assigned", "partitions": sorted([p.topic, p.partition] for p in partitions)})
 
-    consumer.subscribe([args.topic], on_assign=on_assign)
+    def on_revoke(c, partitions):
+        emit({"event": "revoked", "partitions": sorted([p.topic, p.partition] for p in partitions)})
+
+    def on_lost(c, partitions):
+        emit({"event": "lost", "partitions": sorted([p.topic, p.partition] for p in partitions)})
+
+    consumer.subscribe([args.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
     deadline = time.monotonic() + args.max_seconds
     try:
         while time.monotonic() < deadline:
@@ -142,6 +151,7 @@ def main() -> None:
     parser.add_argument("--debug-log", default=None)
     parser.add_argument("--report-commits", action="store_true")
     parser.add_argument("--request-timeout-ms", type=int, default=None)
+    parser.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic")
     args = parser.parse_args()
     if args.debug_log:
         import logging

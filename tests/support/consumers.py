@@ -18,11 +18,12 @@ class ConsumerProcess:
     def __init__(self, client: str, bootstrap: str, group: str, topic: str, *, client_id: str,
                  session_timeout_ms: int = 6000, max_seconds: float = 120,
                  debug_log: Path | None = None, report_commits: bool = False,
-                 request_timeout_ms: int | None = None) -> None:
+                 request_timeout_ms: int | None = None, group_protocol: str = "classic") -> None:
         self.client_id = client_id
         extra = ["--debug-log", str(debug_log)] if debug_log is not None else []
         extra += ["--report-commits"] if report_commits else []
         extra += ["--request-timeout-ms", str(request_timeout_ms)] if request_timeout_ms is not None else []
+        extra += ["--group-protocol", group_protocol]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.consumer_proc", client, bootstrap, group, topic,
              "--client-id", client_id, "--session-timeout-ms", str(session_timeout_ms),
@@ -30,7 +31,9 @@ class ConsumerProcess:
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         self.events: "queue.Queue[dict]" = queue.Queue()
-        self.assignment: list[tuple[str, int]] = []
+        self.assignment: list[tuple[str, int]] = []  # what it owns now (assigned less revoked or lost)
+        self.revoked: list[tuple[str, int]] = []  # every partition it was told to give up, in order
+        self.lost: list[tuple[str, int]] = []
         self.records: list[tuple[str, int, int, str]] = []
         self.commits: list[tuple[str, int, int]] = []  # acknowledged (topic, partition, offset), with report_commits
         self.failed_commits: list[str] = []  # the error of each failed commit, with report_commits
@@ -41,8 +44,12 @@ class ConsumerProcess:
         for line in self.proc.stdout:
             event = json.loads(line)
             with self._lock:
-                if event["event"] == "assigned":
-                    self.assignment = [tuple(p) for p in event["partitions"]]
+                if event["event"] == "assigned":  # the whole assignment (eager) or what is added (incremental)
+                    self.assignment = sorted(set(self.assignment) | {tuple(p) for p in event["partitions"]})
+                elif event["event"] in ("revoked", "lost"):
+                    gone = [tuple(p) for p in event["partitions"]]
+                    (self.revoked if event["event"] == "revoked" else self.lost).extend(gone)
+                    self.assignment = sorted(set(self.assignment) - set(gone))
                 elif event["event"] == "committed":
                     self.commits.extend(tuple(o) for o in event["offsets"])
                 elif event["event"] == "commit_failed":

@@ -55,7 +55,7 @@ def test_a_loaded_group_is_the_stored_one_and_its_members_keep_what_they_own():
     loaded = load_group(ConsumerGroupDocument.from_json("g", json.loads(document_of(harness).encode())))
     assert (loaded.group_epoch, loaded.assignment_epoch, loaded.assignor) == (2, 2, "uniform")
     assert loaded.members == group.members
-    assert loaded.target == group.target
+    assert loaded.target == group.target and loaded.subscribed == group.subscribed == {ORDERS.topic_id: 6}
     assert loaded.state == group.state
     assert loaded.static_member("i-a").member_id == "a"
     assert loaded.owner_epoch(ORDERS.topic_id, 0) == group.owner_epoch(ORDERS.topic_id, 0) == 1
@@ -75,6 +75,7 @@ def test_a_member_state_written_by_a_newer_groupctl_loads_as_unknown():
     (lambda d: d["members"][0].update(assigned={"t": ["x"]}), 'members[0]: "assigned" must be an object'),
     (lambda d: d["members"][0].pop("member_epoch"), 'members[0]: "member_epoch" must be an integer'),
     (lambda d: d.update(topics=[]), '"topics" must be an object'),
+    (lambda d: d.update(subscribed={"t": 0}), '"subscribed" must be an object of partition counts'),
     (lambda d: d.update(ownership={"orders": {"0": 5}}), '"ownership" must be'),
 ])
 def test_a_malformed_document_is_a_layout_error_naming_its_path(change, problem):

@@ -255,7 +255,7 @@ def test_a_group_document_is_read_back_equal_field_for_field(document):
                                       "leader", "members", "ownership",
                                       *(["rebalance"] if document.rebalance_key else []),
                                       "coordinator", "updated_at_ms"]
-    assert json.loads(data)["type"] == "classic" == GroupDocument.TYPE and GROUP_TYPES == ("classic",)
+    assert json.loads(data)["type"] == "classic" == GroupDocument.TYPE and GROUP_TYPES == ("classic", "consumer")
 
 
 texts = st.text(max_size=8)
@@ -294,7 +294,8 @@ def member_json(**changes) -> bytes:
 @pytest.mark.parametrize("data, problem", [
     (b"[]", "/groups/orders-app: not a JSON object but list"),
     (group_json(version=2), "/groups/orders-app: version 2 is newer than this groupctl reads (up to 1)"),
-    (group_json(type="consumer"), "/groups/orders-app: group type 'consumer' is not one this groupctl reads (classic)"),
+    (group_json(type="consumer"), "/groups/orders-app: a consumer group's document, not a classic group's"),
+    (group_json(type="share"), "/groups/orders-app: group type 'share' is not one this groupctl reads (classic, consumer)"),
     (group_json(type=None), "/groups/orders-app: group type None is not one"),
     (group_json(group="other"), '/groups/orders-app: "group" is \'other\', not the group stored here'),
     (group_json(generation="7"), '/groups/orders-app: "generation" must be an integer'),

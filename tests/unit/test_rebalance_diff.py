@@ -160,10 +160,10 @@ def test_the_json_form_has_the_documented_keys():
 
 
 def test_a_document_of_a_group_type_this_groupctl_does_not_read_is_an_error_naming_its_path():
-    consumer = {**document(1, A).to_json(), "type": "consumer", "group_epoch": 9}
+    share = {**document(1, A).to_json(), "type": "share", "group_epoch": 9}
 
-    with pytest.raises(OpsError, match="^/groups/orders: group type 'consumer' is not one this groupctl reads"):
-        read_group_document("orders", json.dumps(consumer))
+    with pytest.raises(OpsError, match="^/groups/orders: group type 'share' is not one this groupctl reads"):
+        read_group_document("orders", json.dumps(share))
     assert read_group_document("orders", None) is None
 
 

@@ -8,17 +8,18 @@ it there, Empty (Kafka's "simple" group).
 Timer keys are tuples that start with "classic-" so the classic core can share a `Timer` with
 other cores. Invariants: at most one join timer and one sync timer per group, and at most one
 session timer per member (or pending member) id; `offsets` holds offsets only of groups in
-`groups` (whatever removes a group, its tombstone or an unload, drops its offsets too).
+`groups` or `other_groups` (the consumer groups beside them; whatever removes a group, its
+tombstone or an unload, drops its offsets too).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.group import ClassicGroup
-from groupctl.coordinator.offsets import OffsetStore
+from groupctl.coordinator.offsets import OffsetGroup, OffsetStore
 from groupctl.coordinator.timers import Timer
 
 
@@ -29,11 +30,15 @@ class Core:
     node_id: int
     new_uuid: Callable[[], str]
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    other_groups: Callable[[str], Optional[OffsetGroup]] = lambda group_id: None  # groups of another type
     offsets: OffsetStore = field(init=False)
 
     def __post_init__(self) -> None:
-        self.offsets = OffsetStore(self.node_id, group=lambda group_id: self.groups.get(group_id),
-                                   create_group=self._simple_group)
+        self.offsets = OffsetStore(self.node_id, group=self._group, create_group=self._simple_group)
+
+    def _group(self, group_id: str) -> Optional[OffsetGroup]:
+        group = self.groups.get(group_id)
+        return group if group is not None else self.other_groups(group_id)
 
     def _simple_group(self, group_id: str) -> ClassicGroup:
         group = self.groups[group_id] = ClassicGroup(group_id)

@@ -37,7 +37,7 @@ from groupctl.coordinator.classic import (
     topic_changes,
 )
 from groupctl.coordinator.classic.config import GroupConfig
-from groupctl.coordinator.classic.context import Core
+from groupctl.coordinator.classic.context import Core, cancel_group_timers
 from groupctl.coordinator.classic.document import build_document
 from groupctl.coordinator.classic.messages import (
     DeletedGroup,
@@ -53,6 +53,7 @@ from groupctl.coordinator.classic.messages import (
     TriggerRebalance,
     TriggerRebalanceResult,
 )
+from groupctl.coordinator.offsets import OffsetGroup
 from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
     CommitOffsetsResult,
@@ -81,8 +82,11 @@ class GroupCoordinator:
         node_id: int = 0,
         new_uuid: Callable[[], str] = lambda: str(uuid.uuid4()),
         placement: Optional[Placement] = None,
+        other_groups: Callable[[str], Optional[OffsetGroup]] = lambda group_id: None,
     ) -> None:
-        self._core = Core(timer=timer, config=config, node_id=node_id, new_uuid=new_uuid)
+        """`other_groups` finds the groups of another type that share the offset store."""
+        self._core = Core(timer=timer, config=config, node_id=node_id, new_uuid=new_uuid,
+                          other_groups=other_groups)
         self.placement = placement if placement is not None else Placement.everything()
 
     # --- member APIs -------------------------------------------------------------------------
@@ -199,6 +203,25 @@ class GroupCoordinator:
     def topics_changed(self, topics: frozenset[str], now_ms: int, detail: str) -> Result:
         """Rebalance the settled groups subscribed to any of `topics` (reason "topic change")."""
         return topic_changes.topics_changed(self._core, topics, now_ms, detail)
+
+    # --- beside another group type -------------------------------------------------------------
+
+    def state_of(self, group_id: str) -> Optional[GroupState]:
+        """The classic group's state (None: no classic group has this id)."""
+        group = self._core.groups.get(group_id)
+        return group.state if group is not None else None
+
+    def give_up_empty(self, group_id: str) -> None:
+        """An Empty classic group's id passes to a group of another type: the group object goes,
+        its committed offsets stay (the new group's document replaces its document)."""
+        group = self._core.groups[group_id]
+        assert group.state is GroupState.EMPTY, group.state
+        cancel_group_timers(self._core, group)
+        del self._core.groups[group_id]
+
+    def drop_offsets(self, group_id: str) -> None:
+        """A group of another type was deleted: its committed offsets go with it."""
+        self._core.offsets.drop_group(group_id)
 
     def group_document(self, group_id: str) -> Optional[GroupDocument]:
         """The document (`groupctl.layout.groups`) of the group's current state (None if there is no group);

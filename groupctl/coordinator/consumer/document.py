@@ -46,7 +46,8 @@ def build_document(group: ConsumerGroup, topics: TopicImage, *, node_id: int, no
                     owners[str(partition)] = m.member_id
     return ConsumerGroupDocument(
         group=group.group_id, group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
-        assignor=group.assignor, state=group.state.value, topics=names, members=members,
+        assignor=group.assignor, state=group.state.value, topics=names, subscribed=dict(group.subscribed),
+        members=members,
         ownership={t: dict(sorted(o.items(), key=lambda kv: int(kv[0]))) for t, o in sorted(ownership.items())},
         coordinator=node_id, updated_at_ms=now_ms)
 
@@ -59,6 +60,7 @@ def load_group(document: ConsumerGroupDocument) -> ConsumerGroup:
     group.assignment_epoch = document.assignment_epoch
     group.assignor = document.assignor
     group.topic_names = dict(document.topics)
+    group.subscribed = dict(document.subscribed)
     for m in document.members:
         group.put_member(ConsumerMember(
             member_id=m.member_id, member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,

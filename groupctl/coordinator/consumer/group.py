@@ -18,6 +18,7 @@ from typing import Iterable, Optional
 
 from groupctl.coordinator.consumer.member import ConsumerMember
 from groupctl.coordinator.consumer.partitions import EMPTY, Assignment
+from groupctl.coordinator.errors import ErrorCode
 
 
 class ConsumerGroupState(Enum):
@@ -41,6 +42,7 @@ class ConsumerGroup:
         self.members: dict[str, ConsumerMember] = {}
         self.target: dict[str, Assignment] = {}  # member id -> its target assignment
         self.subscribed: dict[str, int] = {}  # topic id -> partitions, of the topics subscribed at group_epoch
+        self.subscribed_names: frozenset[str] = frozenset()  # the names of those topics
         self.topic_names: dict[str, str] = {}  # topic id -> name, as the last document named them
         self._static: dict[str, str] = {}  # instance id -> member id
         self._owners: dict[tuple[str, int], tuple[str, int]] = {}  # (topic id, partition) -> (member id, epoch)
@@ -86,6 +88,30 @@ class ConsumerGroup:
             if adding.subscribed_topic_regex:
                 regexes[adding.subscribed_topic_regex] += 1
         return (frozenset(n for n, k in names.items() if k > 0), frozenset(r for r, k in regexes.items() if k > 0))
+
+    # -- the offset store's questions (`groupctl.coordinator.offsets.OffsetGroup`) ----------------
+
+    def validate_commit(self, member_id: str, instance_id: Optional[str],
+                        generation_or_member_epoch: int) -> ErrorCode:
+        """Apache Kafka's ConsumerGroup.validateOffsetCommit: an epoch below 0 (an admin or a
+        manual-assignment commit) only while the group has no members; else the member must be
+        known and commit at its current epoch (STALE_MEMBER_EPOCH: it heartbeats and retries)."""
+        if generation_or_member_epoch < 0 and not self.members:
+            return ErrorCode.NONE
+        member = self.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_or_member_epoch != member.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.NONE
+
+    def validate_delete(self) -> ErrorCode:
+        return ErrorCode.NONE  # only the offsets of topics nobody subscribes to go (`is_subscribed_to`)
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        return topic in self.subscribed_names
+
+    # -- members ----------------------------------------------------------------------------
 
     def put_member(self, member: ConsumerMember) -> None:
         """Add or replace the member with its id (its ownership moves with it)."""

@@ -230,7 +230,7 @@ def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upd
         cancel_member_timers(core, group.group_id, replaced.member_id)
         group.target[updated.member_id] = member_target
     group.group_epoch = group_epoch
-    group.subscribed = subscribed
+    target.record_subscribed(core, group, subscribed)
     if assignments is not None:
         group.target = dict(assignments)
         group.assignment_epoch = target_epoch
@@ -295,7 +295,7 @@ def remove(core: ConsumerCore, group: ConsumerGroup, member_id: str, now_ms: int
     get its partitions (the target is recomputed at the next heartbeat)."""
     group.remove_member(member_id)
     cancel_member_timers(core, group.group_id, member_id)
-    group.subscribed = target.subscribed_topics(core, *group.subscriptions())
+    target.record_subscribed(core, group, target.subscribed_topics(core, *group.subscriptions()))
     group.group_epoch += 1
     return persist(core, group, now_ms, Result())
 

@@ -45,6 +45,12 @@ def subscribed_topics(core: ConsumerCore, names: Iterable[str], regexes: Iterabl
     return core.topics.subscribed(wanted)
 
 
+def record_subscribed(core: ConsumerCore, group: ConsumerGroup, subscribed: Mapping[str, int]) -> None:
+    """The group's subscribed topics as of its epoch (by id, and by name for OffsetDelete)."""
+    group.subscribed = dict(subscribed)
+    group.subscribed_names = frozenset(core.topics.by_id[t].name for t in subscribed)
+
+
 def member_topics(core: ConsumerCore, member: ConsumerMember) -> frozenset[str]:
     """The topic ids `member` subscribes to."""
     regexes = (member.subscribed_topic_regex,) if member.subscribed_topic_regex else ()

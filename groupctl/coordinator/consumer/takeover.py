@@ -1,0 +1,36 @@
+"""Taking consumer groups over and giving them up, one group partition at a time.
+
+Unlike a classic group, a loaded consumer group resumes as it was stored: members keep their
+epochs and partitions and nothing is revoked (KIP-848: the member epochs are the record of
+ownership). Every loaded member gets a fresh session from the load, so one that does not
+heartbeat the new coordinator within its session timeout is fenced as usual. The document keeps
+the topics the target was computed over, so the next heartbeat bumps the group epoch only if
+they changed meanwhile.
+Unloading writes nothing and cancels the groups' timers.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers, session_key
+from groupctl.coordinator.consumer.document import load_group
+from groupctl.coordinator.consumer.heartbeat import fence
+from groupctl.layout.consumer_groups import ConsumerGroupDocument
+
+
+def load(core: ConsumerCore, document: ConsumerGroupDocument) -> None:
+    group = load_group(document)
+    group.subscribed_names = frozenset(filter(None, map(core.topics.name_of, group.subscribed)))
+    core.groups[group.group_id] = group
+    for member_id in group.members:
+        core.timer.schedule(session_key(group.group_id, member_id), core.config.session_timeout_ms,
+                            lambda now, member_id=member_id: fence(core, group.group_id, member_id, now,
+                                                                   "session expired"))
+
+
+def unload(core: ConsumerCore, belongs: Callable[[str], bool]) -> None:
+    for group_id in [g for g in core.groups if belongs(g)]:
+        group = core.groups.pop(group_id)
+        for member_id in group.members:
+            cancel_member_timers(core, group_id, member_id)

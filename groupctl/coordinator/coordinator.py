@@ -1,0 +1,211 @@
+"""Every group this node coordinates, classic and consumer (KIP-848), behind one facade: the
+runtime's core.
+
+Invariants:
+- A group id names at most one group, of one type. A consumer-protocol join (epoch 0) turns an
+  Empty classic group into a consumer group (its committed offsets stay); a classic group with
+  members keeps its id (the heartbeat gets GROUP_ID_NOT_FOUND: online migration is not built
+  yet). The classic member APIs do not reach a consumer group: JoinGroup gets
+  INCONSISTENT_GROUP_PROTOCOL, SyncGroup, Heartbeat and LeaveGroup UNKNOWN_MEMBER_ID.
+- Committed offsets live in one store for both types (`groupctl.coordinator.offsets`), which asks
+  each group for its verdict (a consumer member commits at its member epoch).
+- Every group-scoped operation first asks the `Placement` whether this node serves the group, in
+  the same synchronous step (see `classic.coordinator`).
+- Loading a partition loads its consumer groups first, so their offsets find them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable, Hashable, Iterable, Optional, Union
+
+from groupctl.coordinator.classic.config import GroupConfig
+from groupctl.coordinator.classic.coordinator import GroupCoordinator
+from groupctl.coordinator.classic.messages import (
+    DeletedGroup,
+    GroupDescription,
+    Heartbeat,
+    HeartbeatResult,
+    JoinGroup,
+    JoinGroupResult,
+    LeaveGroup,
+    LeaveGroupResult,
+    SyncGroup,
+    SyncGroupResult,
+    TriggerRebalance,
+)
+from groupctl.coordinator.classic.state import GroupState
+from groupctl.coordinator.consumer import admin as consumer_admin
+from groupctl.coordinator.consumer import takeover as consumer_takeover
+from groupctl.coordinator.consumer import target
+from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+from groupctl.coordinator.consumer.context import ConsumerCore
+from groupctl.coordinator.consumer.describe import describe
+from groupctl.coordinator.consumer.heartbeat import Refused, check_request, heartbeat
+from groupctl.coordinator.consumer.messages import (
+    ConsumerHeartbeat,
+    ConsumerHeartbeatResult,
+    DescribedConsumerGroup,
+)
+from groupctl.coordinator.consumer.topics import TopicImage
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.offsets.messages import CommitOffsets, DeleteOffsets, FetchOffsets
+from groupctl.coordinator.placement import Placement
+from groupctl.coordinator.records import GroupMetadataRecord, Record
+from groupctl.coordinator.results import Result
+from groupctl.coordinator.timers import Timer
+from groupctl.layout.consumer_groups import ConsumerGroupDocument
+
+
+class Coordinator:
+    def __init__(self, *, timer: Timer, config: GroupConfig = GroupConfig(),
+                 consumer_config: ConsumerGroupConfig = ConsumerGroupConfig(), node_id: int = 0,
+                 new_uuid: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 placement: Optional[Placement] = None) -> None:
+        self.placement = placement if placement is not None else Placement.everything()
+        self._new_uuid = new_uuid
+        self.consumer = ConsumerCore(timer=timer, config=consumer_config, node_id=node_id)
+        self.classic = GroupCoordinator(timer=timer, config=config, node_id=node_id, new_uuid=new_uuid,
+                                        placement=self.placement, other_groups=self.consumer.groups.get)
+
+    def _consumer_group(self, group_id: str) -> bool:
+        return group_id in self.consumer.groups
+
+    # --- the classic member APIs -----------------------------------------------------------------
+
+    def join_group(self, token: Hashable, req: JoinGroup, now_ms: int) -> Result:
+        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+            return Result().reply(token, JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                                         member_id=req.member_id))
+        return self.classic.join_group(token, req, now_ms)
+
+    def sync_group(self, token: Hashable, req: SyncGroup, now_ms: int) -> Result:
+        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+            return Result().reply(token, SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        return self.classic.sync_group(token, req, now_ms)
+
+    def heartbeat(self, token: Hashable, req: Heartbeat, now_ms: int) -> Result:
+        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+            return Result().reply(token, HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        return self.classic.heartbeat(token, req, now_ms)
+
+    def leave_group(self, token: Hashable, req: LeaveGroup, now_ms: int) -> Result:
+        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+            return Result().reply(token, LeaveGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        return self.classic.leave_group(token, req, now_ms)
+
+    # --- the consumer group protocol ---------------------------------------------------------------
+
+    def consumer_group_heartbeat(self, token: Hashable, req: ConsumerHeartbeat, now_ms: int) -> Result:
+        """Reply: ConsumerHeartbeatResult; records: the group's document when it changed."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, ConsumerHeartbeatResult(error))
+        state = self.classic.state_of(req.group_id)
+        if state is not None:
+            if state is not GroupState.EMPTY or req.member_epoch != 0:
+                return Result().reply(token, ConsumerHeartbeatResult(
+                    ErrorCode.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is a classic group, not a consumer group."))
+            try:
+                check_request(self.consumer, req)  # a malformed join must not take the id over
+            except Refused as refused:
+                return Result().reply(token, ConsumerHeartbeatResult(refused.error, str(refused)))
+            self.classic.give_up_empty(req.group_id)
+        return heartbeat(self.consumer, token, req, now_ms, self._new_uuid())
+
+    def describe_consumer_groups(self, token: Hashable, group_ids: tuple[str, ...], now_ms: int) -> Result:
+        """Reply: tuple[DescribedConsumerGroup, ...] (a group this node does not serve: its
+        placement error)."""
+        served = iter(describe(self.consumer, tuple(g for g in group_ids if not self.placement.error(g))))
+        return Result().reply(token, tuple(
+            DescribedConsumerGroup(g, self.placement.error(g)) if self.placement.error(g) else next(served)
+            for g in group_ids))
+
+    # --- offsets (one store for both types) --------------------------------------------------------
+
+    def commit_offsets(self, token: Hashable, req: CommitOffsets, now_ms: int) -> Result:
+        return self.classic.commit_offsets(token, req, now_ms)
+
+    def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
+        return self.classic.fetch_offsets(token, req, now_ms)
+
+    def delete_offsets(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
+        return self.classic.delete_offsets(token, req, now_ms)
+
+    def delete_topic_offsets(self, topics: tuple[str, ...], now_ms: int) -> Result:
+        return self.classic.delete_topic_offsets(topics, now_ms)
+
+    # --- admin -------------------------------------------------------------------------------------
+
+    def list_groups(self, token: Hashable, req: tuple[frozenset[str], frozenset[str]], now_ms: int) -> Result:
+        """`req` is (states, types) filters, empty = all. Reply: tuple[ListedGroup, ...]."""
+        classic = self.classic.list_groups(token, req, now_ms).replies.pop().response
+        states, types = ({name.lower() for name in names} for names in req)
+        consumer = consumer_admin.listed(self.consumer, frozenset(states), frozenset(types))
+        return Result().reply(token, tuple(sorted(classic + consumer, key=lambda g: g.group_id)))
+
+    def describe_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
+        """Reply: tuple[GroupDescription, ...], consumer groups described as DescribeGroups shows them."""
+        classic = iter(self.classic.describe_groups(
+            token, tuple(g for g in req if not self._consumer_group(g)), now_ms).replies.pop().response)
+        return Result().reply(token, tuple(
+            self._described(g) if self._consumer_group(g) else next(classic) for g in req))
+
+    def _described(self, group_id: str) -> GroupDescription:
+        error = self.placement.error(group_id)
+        return GroupDescription(group_id, error) if error else consumer_admin.described(
+            self.consumer, self.consumer.groups[group_id])
+
+    def delete_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
+        """Reply: tuple[DeletedGroup, ...]; records: a GroupTombstone per deleted group."""
+        out = self.classic.delete_groups(token, tuple(g for g in req if not self._consumer_group(g)), now_ms)
+        classic = iter(out.replies.pop().response)
+        answers: list[DeletedGroup] = []
+        for group_id in req:
+            if not self._consumer_group(group_id):
+                answers.append(next(classic))
+            elif self.placement.error(group_id):
+                answers.append(DeletedGroup(group_id, self.placement.error(group_id)))
+            else:
+                answer = consumer_admin.delete(self.consumer, self.consumer.groups[group_id], now_ms, out)
+                if answer.error is ErrorCode.NONE:
+                    self.classic.drop_offsets(group_id)
+                answers.append(answer)
+        return out.reply(token, tuple(answers))
+
+    def trigger_rebalance(self, token: Hashable, req: Union[str, TriggerRebalance], now_ms: int) -> Result:
+        """As `classic.coordinator.GroupCoordinator.trigger_rebalance`; a consumer group's epoch is
+        bumped, so its next heartbeat recomputes the whole target assignment."""
+        request = req if isinstance(req, TriggerRebalance) else TriggerRebalance(req)
+        if self.placement.error(request.group_id) or not self._consumer_group(request.group_id):
+            return self.classic.trigger_rebalance(token, req, now_ms)
+        out = Result()
+        answer = consumer_admin.trigger(self.consumer, self.consumer.groups[request.group_id], now_ms, out)
+        return out.reply(token, answer if isinstance(req, TriggerRebalance) else answer.error)
+
+    # --- persistence -------------------------------------------------------------------------------
+
+    def load(self, records: Iterable[Record], now_ms: int, detail: str) -> Result:
+        """Take over a partition's groups: consumer groups resume as stored, then the classic
+        records (and every offset) replay (see the two `takeover` modules)."""
+        classic: list[Record] = []
+        for record in records:
+            if isinstance(record, GroupMetadataRecord) and isinstance(record.document, ConsumerGroupDocument):
+                consumer_takeover.load(self.consumer, record.document)
+            else:
+                classic.append(record)
+        return self.classic.load(classic, now_ms, detail)
+
+    def unload(self, belongs: Callable[[str], bool]) -> Result:
+        consumer_takeover.unload(self.consumer, belongs)
+        return self.classic.unload(belongs)
+
+    def use_topics(self, topics: TopicImage) -> None:
+        """The topics now: consumer groups subscribed to one that changed get a new epoch at their
+        next heartbeat."""
+        target.use_topics(self.consumer, topics)
+
+    def topics_changed(self, topics: frozenset[str], now_ms: int, detail: str) -> Result:
+        """Rebalance the classic groups subscribed to any of `topics` (see `use_topics` for the
+        consumer groups)."""
+        return self.classic.topics_changed(topics, now_ms, detail)

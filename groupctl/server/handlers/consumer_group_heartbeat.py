@@ -1,0 +1,49 @@
+"""ConsumerGroupHeartbeat (API 68), versions 0-1: a consumer-protocol (KIP-848) member joins,
+stays, reconciles and leaves; the core decides (`groupctl.coordinator.consumer.heartbeat`).
+
+Version notes: v1 adds SubscribedTopicRegex, and the client makes its member id (an empty one
+is INVALID_REQUEST); in v0 the coordinator makes one for a join without it (KIP-1082). Topic ids
+are uuids on the wire and strings in the core; a zero uuid (which kafka-python decodes as None)
+names no topic and is left out.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Optional
+
+from groupctl.coordinator.consumer.messages import ConsumerHeartbeat, ConsumerHeartbeatResult
+from groupctl.coordinator.consumer.partitions import Assignment, assignment
+from groupctl.protocol.consumer_group import HEARTBEAT_KEY
+from groupctl.protocol.registry import api
+from groupctl.server.context import RequestContext
+
+
+def owned(topic_partitions: Optional[list]) -> Optional[Assignment]:
+    if topic_partitions is None:
+        return None
+    return assignment({str(tp.topic_id): tp.partitions for tp in topic_partitions if tp.topic_id is not None})
+
+
+@api(key=HEARTBEAT_KEY, versions=(0, 1))
+async def handle_consumer_group_heartbeat(ctx: RequestContext, request: Any) -> Any:
+    beat = ConsumerHeartbeat(
+        group_id=request.group_id, member_id=request.member_id, member_epoch=request.member_epoch,
+        instance_id=request.instance_id, rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_topic_names=(tuple(request.subscribed_topic_names)
+                                if request.subscribed_topic_names is not None else None),
+        subscribed_topic_regex=request.subscribed_topic_regex if ctx.version >= 1 else None,
+        server_assignor=request.server_assignor, owned=owned(request.topic_partitions),
+        client_id=ctx.client_id, client_host=ctx.client_host, member_id_from_client=ctx.version >= 1)
+    result: ConsumerHeartbeatResult = await ctx.node.call_groups(
+        lambda core, token, now: core.consumer_group_heartbeat(token, beat, now))
+    response = ctx.response_class
+    given = None
+    if result.assignment is not None:
+        topics = response.Assignment.TopicPartitions
+        given = response.Assignment(topic_partitions=[
+            topics(topic_id=uuid.UUID(topic_id), partitions=sorted(partitions))
+            for topic_id, partitions in sorted(result.assignment.items())])
+    return ctx.respond(throttle_time_ms=0, error_code=int(result.error), error_message=result.error_message,
+                       member_id=result.member_id, member_epoch=result.member_epoch,
+                       heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=given)

@@ -1,0 +1,110 @@
+"""Kafka 4 consumers with `group.protocol=consumer` (KIP-848) on a coordinator that keeps its
+groups in a real ZooKeeper, judged by unmodified confluent-kafka (librdkafka 2.16): they join,
+consume and commit; a member joining moves only what must move and nobody is told a kept
+partition was revoked or lost; a killed member's partitions go to the survivor."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from confluent_kafka import ConsumerGroupType, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+from tests.support.consumers import ConsumerProcess
+from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.polling import wait_until
+
+pytestmark = pytest.mark.zookeeper
+SESSION_MS = 6_000
+TOPIC, PARTITIONS = "events", 4
+
+
+@pytest.fixture
+def node(zk_connect, tmp_path):
+    """A coordinator whose consumer groups expire a silent member after 6 s (Kafka's default: 45 s)."""
+    running = InProcessCoordinator(node_config(
+        zk=zk_connect, data_dir=tmp_path / "data",
+        consumer_groups=ConsumerGroupConfig(session_timeout_ms=SESSION_MS, heartbeat_interval_ms=1_000))).start()
+    admin = AdminClient({"bootstrap.servers": running.bootstrap, "broker.address.family": "v4"})
+    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(15)
+    yield running
+    running.stop()
+
+
+def produce(bootstrap: str, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    for i in range(count):
+        producer.produce(TOPIC, f"m{i}".encode(), partition=i % PARTITIONS)
+    assert producer.flush(15) == 0
+
+
+def consumer(node, client_id: str) -> ConsumerProcess:
+    return ConsumerProcess("confluent", node.bootstrap, "readers", TOPIC, client_id=client_id,
+                           group_protocol="consumer", max_seconds=90)
+
+
+def stored(zk_connect: str, path: str) -> dict:
+    hosts, _, chroot = zk_connect.partition("/")
+    client = KazooClient(hosts=hosts)
+    client.start(timeout=10)
+    try:
+        return json.loads(client.get(f"/{chroot}{path}")[0])
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_a_kafka_4_consumer_joins_consumes_commits_and_is_described_as_a_consumer_group(node, zk_connect):
+    produce(node.bootstrap, 20)
+    reader = consumer(node, "reader-1")
+    try:
+        wait_until(lambda: len(reader.snapshot()[1]) == 20, 60, message="all 20 records consumed")
+        assert reader.snapshot()[0] == [(TOPIC, p) for p in range(PARTITIONS)]
+        document = wait_until(lambda: (d := stored(zk_connect, "/groups/readers"))["state"] == "Stable" and d, 30,
+                              message="a Stable consumer group document")
+        assert document["type"] == "consumer" and [m["client_id"] for m in document["members"]] == ["reader-1"]
+        assert document["ownership"] == {TOPIC: {str(p): document["members"][0]["member_id"] for p in range(4)}}
+        offsets = wait_until(lambda: stored(zk_connect, f"/groups/readers/offsets/{TOPIC}")["partitions"], 30,
+                             message="committed offsets in ZooKeeper")
+        assert sorted(entry["offset"] for entry in offsets.values()) == [5, 5, 5, 5]
+        admin = AdminClient({"bootstrap.servers": node.bootstrap, "broker.address.family": "v4"})
+        described = admin.describe_consumer_groups(["readers"])["readers"].result(15)
+        assert described.type == ConsumerGroupType.CONSUMER and described.state.name == "STABLE"
+        assert [m.client_id for m in described.members] == ["reader-1"]
+    finally:
+        reader.stop()
+
+
+def test_a_member_joining_moves_only_what_must_move_and_nobody_loses_a_kept_partition(node):
+    first = consumer(node, "first")
+    try:
+        wait_until(lambda: len(first.snapshot()[0]) == PARTITIONS, 60, message="the first member owning all four")
+        second = consumer(node, "second")
+        try:
+            wait_until(lambda: len(first.snapshot()[0]) == 2 and len(second.snapshot()[0]) == 2, 60,
+                       message="two partitions each")
+            kept, moved = set(first.snapshot()[0]), set(second.snapshot()[0])
+            assert kept.isdisjoint(moved)
+            assert set(first.revoked) == moved  # it gave up exactly what moved, and nothing it kept
+            assert first.lost == [] and second.revoked == [] and second.lost == []
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+
+
+def test_a_killed_members_partitions_go_to_the_survivor_within_the_session_timeout(node):
+    survivor, victim = consumer(node, "survivor"), consumer(node, "victim")
+    try:
+        wait_until(lambda: len(survivor.snapshot()[0]) == 2 and len(victim.snapshot()[0]) == 2, 60,
+                   message="two partitions each")
+        victim.kill()
+        wait_until(lambda: len(survivor.snapshot()[0]) == PARTITIONS, SESSION_MS / 1000 + 5,
+                   message="the survivor owning all four within the session timeout + 5 s")
+        assert survivor.lost == []
+    finally:
+        survivor.stop()
+        victim.stop()
