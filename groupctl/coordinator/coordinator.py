@@ -189,12 +189,13 @@ class Coordinator:
         """Take over a partition's groups: consumer groups resume as stored, then the classic
         records (and every offset) replay (see the two `takeover` modules)."""
         classic: list[Record] = []
+        out = Result()
         for record in records:
             if isinstance(record, GroupMetadataRecord) and isinstance(record.document, ConsumerGroupDocument):
-                consumer_takeover.load(self.consumer, record.document)
+                consumer_takeover.load(self.consumer, record.document, now_ms, out)
             else:
                 classic.append(record)
-        return self.classic.load(classic, now_ms, detail)
+        return out.extend(self.classic.load(classic, now_ms, detail))
 
     def unload(self, belongs: Callable[[str], bool]) -> Result:
         consumer_takeover.unload(self.consumer, belongs)

@@ -34,7 +34,7 @@ from kafka.protocol.consumer.group import OffsetCommitRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
 from groupctl.coordinator.leadership import preferred_node
-from tests.support.cluster import SteadyProducer, group_least_preferring, running
+from tests.support.cluster import SteadyProducer, create_topic_on, group_least_preferring, running
 from tests.support.polling import wait_until
 from tests.support.consumers import ConsumerProcess
 from tests.support.wire import decode_response, read_frame
@@ -56,15 +56,6 @@ def cluster(zk_connect, tmp_path):
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def create_topic_on(bootstrap: str, topic: str, partitions: int, node_id: int) -> None:
-    """A topic whose every partition lives on `node_id` (a manual assignment)."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
-    try:
-        admin.create_topics({topic: {"assignments": {p: [node_id] for p in range(partitions)}}})
-    finally:
-        admin.close()
 
 
 def start_consumers(bootstrap: str, group: str, count: int = 3) -> list[ConsumerProcess]:

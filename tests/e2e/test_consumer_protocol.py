@@ -1,7 +1,9 @@
 """Kafka 4 consumers with `group.protocol=consumer` (KIP-848) on a coordinator that keeps its
 groups in a real ZooKeeper, judged by unmodified confluent-kafka (librdkafka 2.16): they join,
 consume and commit; a member joining moves only what must move and nobody is told a kept
-partition was revoked or lost; a killed member's partitions go to the survivor."""
+partition was revoked or lost; a killed member's partitions go to the survivor; a regex picks up
+a topic created later; and a killed coordinator's group resumes on another node with every
+member keeping its partitions and every commit."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+from tests.support.cluster import create_topic_on, group_least_preferring, running
 from tests.support.consumers import ConsumerProcess
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
@@ -108,3 +111,55 @@ def test_a_killed_members_partitions_go_to_the_survivor_within_the_session_timeo
     finally:
         survivor.stop()
         victim.stop()
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(node):
+    reader = ConsumerProcess("confluent", node.bootstrap, "pattern-readers", "^events.*", client_id="pattern",
+                             group_protocol="consumer", max_seconds=90)
+    try:
+        wait_until(lambda: len(reader.snapshot()[0]) == PARTITIONS, 60, message="the existing topic assigned")
+        admin = AdminClient({"bootstrap.servers": node.bootstrap, "broker.address.family": "v4"})
+        admin.create_topics([NewTopic("events-late", 2, 1)])["events-late"].result(15)
+        wait_until(lambda: {t for t, _ in reader.snapshot()[0]} == {TOPIC, "events-late"}, 30,
+                   message="the new topic assigned at a later heartbeat")
+        producer = Producer({"bootstrap.servers": node.bootstrap, "broker.address.family": "v4"})
+        producer.produce("events-late", b"late", partition=1)
+        assert producer.flush(15) == 0
+        wait_until(lambda: any(r[0] == "events-late" for r in reader.snapshot()[1]), 30,
+                   message="the new topic's record consumed")
+    finally:
+        reader.stop()
+
+
+def test_a_killed_coordinator_s_consumer_group_resumes_on_another_node_and_nobody_loses_a_partition(
+        zk_connect, tmp_path):
+    topic_node = 2  # holds the topic and never coordinates the group
+    with running(zk_connect, tmp_path, 3) as cluster:
+        group = group_least_preferring(topic_node, [0, 1, 2], "kip848")
+        create_topic_on(cluster.bootstrap(), TOPIC, PARTITIONS, topic_node)
+        members = [ConsumerProcess("confluent", cluster.bootstrap(), group, TOPIC, client_id=f"member-{i}",
+                                   group_protocol="consumer", max_seconds=120) for i in range(2)]
+        try:
+            wait_until(lambda: sorted(len(m.snapshot()[0]) for m in members) == [2, 2], 60,
+                       message="two partitions each")
+            owned = [m.snapshot()[0] for m in members]
+            revoked = [list(m.revoked) for m in members]
+            produce(cluster.bootstrap(topic_node), 40)
+            wait_until(lambda: sum(len(m.snapshot()[1]) for m in members) >= 40, 30, message="40 records consumed")
+            before = wait_until(lambda: len(cluster.committed(group, TOPIC)) == PARTITIONS
+                                and cluster.committed(group, TOPIC), 30, message="every partition committed")
+            victim = cluster.leader_of(group)
+            cluster.kill(victim)
+            wait_until(lambda: cluster.leader_of(group) not in (None, victim), 30, message="a new coordinator")
+            produce(cluster.bootstrap(topic_node), 40)
+            wait_until(lambda: sum(len(m.snapshot()[1]) for m in members) >= 80, 60,
+                       message="the next 40 records consumed through the new coordinator")
+            assert [m.snapshot()[0] for m in members] == owned  # nothing moved ...
+            assert [list(m.revoked) for m in members] == revoked and all(m.lost == [] for m in members)  # ... or was lost
+            after = cluster.committed(group, TOPIC)
+            assert all(after[p] >= offset for p, offset in before.items())
+            document = cluster.group_document(group)
+            assert document["type"] == "consumer" and document["coordinator"] != victim
+        finally:
+            for member in members:
+                member.stop()

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-from kafka import KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.errors import KafkaError
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -37,7 +37,7 @@ from groupctl.store.zookeeper import split_connect
 from tests.support.polling import wait_until
 from tests.support.coordinator import CoordinatorProcess
 
-__all__ = ["Cluster", "SteadyProducer", "running", "group_least_preferring", "wait_until"]
+__all__ = ["Cluster", "SteadyProducer", "create_topic_on", "running", "group_least_preferring", "wait_until"]
 
 SESSION_TIMEOUT_S = 4.0
 GROUP_PARTITIONS = 50
@@ -211,6 +211,15 @@ class Cluster:
                 and self.leader_of(group) == node_id):
             return document
         return None
+
+
+def create_topic_on(bootstrap: str, topic: str, partitions: int, node_id: int) -> None:
+    """A topic whose every partition lives on `node_id` (a manual assignment)."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+    try:
+        admin.create_topics({topic: {"assignments": {p: [node_id] for p in range(partitions)}}})
+    finally:
+        admin.close()
 
 
 def group_least_preferring(node_id: int, nodes: list[int], prefix: str = "group",

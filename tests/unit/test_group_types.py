@@ -119,7 +119,9 @@ def test_a_loaded_consumer_group_resumes_as_stored_with_its_offsets():
     document = [r for r in before.records if isinstance(r, GroupMetadataRecord)][-1]
     offsets = [r for r in before.records if not isinstance(r, GroupMetadataRecord)]
     after = Node()
-    after.core.load([document, *offsets], 0, "takeover")
+    loaded = after.core.load([document, *offsets], 0, "takeover")
+    (rewritten,) = loaded.records  # the document once more, naming this node
+    assert rewritten.document.members == document.document.members
     member = after.core.consumer.groups["g"].members["m"]
     assert (member.member_epoch, member.assigned) == (1, assignment({ORDERS.topic_id: range(4)}))
     assert after.committed() == 7

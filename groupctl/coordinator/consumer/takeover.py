@@ -5,8 +5,9 @@ epochs and partitions and nothing is revoked (KIP-848: the member epochs are the
 ownership). Every loaded member gets a fresh session from the load, so one that does not
 heartbeat the new coordinator within its session timeout is fenced as usual. The document keeps
 the topics the target was computed over, so the next heartbeat bumps the group epoch only if
-they changed meanwhile.
-Unloading writes nothing and cancels the groups' timers.
+they changed meanwhile. The loaded document is written once more, naming this node as the
+group's coordinator (nothing else in it changes). Unloading writes nothing and cancels the
+groups' timers.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from typing import Callable
 
 from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers, session_key
 from groupctl.coordinator.consumer.document import load_group
-from groupctl.coordinator.consumer.heartbeat import fence
+from groupctl.coordinator.consumer.heartbeat import fence, persist
+from groupctl.coordinator.results import Result
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 
 
-def load(core: ConsumerCore, document: ConsumerGroupDocument) -> None:
+def load(core: ConsumerCore, document: ConsumerGroupDocument, now_ms: int, out: Result) -> None:
     group = load_group(document)
     group.subscribed_names = frozenset(filter(None, map(core.topics.name_of, group.subscribed)))
     core.groups[group.group_id] = group
@@ -27,6 +29,7 @@ def load(core: ConsumerCore, document: ConsumerGroupDocument) -> None:
         core.timer.schedule(session_key(group.group_id, member_id), core.config.session_timeout_ms,
                             lambda now, member_id=member_id: fence(core, group.group_id, member_id, now,
                                                                    "session expired"))
+    persist(core, group, now_ms, out)
 
 
 def unload(core: ConsumerCore, belongs: Callable[[str], bool]) -> None:
