@@ -2,10 +2,11 @@
 
     python bench/coordinator_throughput.py [--connections 50] [--seconds 2] [--runs 5]
 
-For each workload (heartbeat, commit) and each mode (one request in flight per connection, or
+For each workload (classic Heartbeat, KIP-848 ConsumerGroupHeartbeat "consumer-hb", commit) and each mode (one request in flight per connection, or
 `--depth` pipelined), N connections each own a single-member group and send that request as fast
 as the server answers; the echo server gets the same frames. Prints requests/s (median of the
-runs) and the coordinator/echo ratio. Target (issue 2): heartbeats >= 40% of the echo ceiling.
+runs) and the coordinator/echo ratio. Targets: heartbeats >= 40% of the echo ceiling (issue 2);
+consumer-protocol heartbeats >= 0.5x classic heartbeats (issue 12).
 The coordinator here uses the in-memory embedded store, so commits measure the coordinator, not
 fsync; see zk_commit_throughput.py for the store-bound case.
 """
@@ -18,7 +19,15 @@ import statistics
 import time
 
 from bench import processes
-from bench.wire import Conn, commit_frame, heartbeat_frame, heartbeat_ok, join_single_member_group
+from bench.wire import (
+    Conn,
+    commit_frame,
+    consumer_heartbeat_epoch,
+    consumer_heartbeat_frame,
+    heartbeat_frame,
+    heartbeat_ok,
+    join_single_member_group,
+)
 
 TOPIC, PARTITIONS = "bench", 4
 
@@ -51,6 +60,15 @@ async def member_frames(port: int, connections: int, kind: str) -> list[bytes]:
     for i in range(connections):
         conn = await Conn.open("127.0.0.1", port)
         group = f"bench-{kind}-{i}"
+        if kind == "consumer-hb":  # KIP-848: join with the full heartbeat, then the steady one
+            member_id = f"bench-member-{i:010d}"
+            epoch = consumer_heartbeat_epoch(await conn.call(
+                consumer_heartbeat_frame(group, member_id, 0, join=True, topic=TOPIC)))
+            data = consumer_heartbeat_frame(group, member_id, epoch)
+            consumer_heartbeat_epoch(await conn.call(data))
+            conn.close()
+            frames.append(data)
+            continue
         member_id, generation = await join_single_member_group(conn, group, TOPIC, PARTITIONS)
         if kind == "heartbeat":
             data = heartbeat_frame(group, member_id, generation)
@@ -78,7 +96,7 @@ def main() -> None:
     node = processes.coordinator("--topic", f"{TOPIC}:{PARTITIONS}")
     try:
         print(f"{'workload':<10} {'mode':<14} {'coordinator/s':>14} {'echo/s':>10} {'ratio':>7}")
-        for kind in ("heartbeat", "commit"):
+        for kind in ("heartbeat", "consumer-hb", "commit"):
             frames = asyncio.run(member_frames(node.port, args.connections, kind))
             for depth in (1, args.depth):
                 mode = "one-at-a-time" if depth == 1 else f"pipelined x{depth}"

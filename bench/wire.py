@@ -82,6 +82,29 @@ def heartbeat_ok(data: bytes) -> bool:
     return HeartbeatResponse.decode(data, version=HEARTBEAT_V, header=True).error_code == 0
 
 
+def consumer_heartbeat_frame(group: str, member_id: str, epoch: int, *, join: bool = False,
+                             topic: str = "") -> bytes:
+    """ConsumerGroupHeartbeat v1 (KIP-848): the full join, or the steady heartbeat librdkafka sends
+    (everything unchanged: nulls and -1)."""
+    from groupctl.protocol.consumer_group import ConsumerGroupHeartbeatRequest
+
+    request = ConsumerGroupHeartbeatRequest[1](
+        group_id=group, member_id=member_id, member_epoch=epoch, instance_id=None, rack_id=None,
+        rebalance_timeout_ms=300_000 if join else -1, subscribed_topic_names=[topic] if join else None,
+        subscribed_topic_regex="" if join else None, server_assignor=None, topic_partitions=[] if join else None)
+    return frame(request, 1)
+
+
+def consumer_heartbeat_epoch(data: bytes) -> int:
+    """The member epoch of a ConsumerGroupHeartbeat v1 response (RuntimeError on an error)."""
+    from groupctl.protocol.consumer_group import ConsumerGroupHeartbeatResponse
+
+    response = ConsumerGroupHeartbeatResponse.decode(data, version=1, header=True)
+    if response.error_code != 0:
+        raise RuntimeError(f"consumer heartbeat failed: error {response.error_code}")
+    return response.member_epoch
+
+
 def commit_frame(group: str, member_id: str, generation: int, topic: str, partition: int, offset: int) -> bytes:
     partition_entry = OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
         partition_index=partition, committed_offset=offset, committed_leader_epoch=-1, committed_metadata="")

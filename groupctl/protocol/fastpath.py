@@ -1,6 +1,7 @@
-"""Hand-written codecs for the hot paths: Heartbeat (API 12) at every version, and OffsetCommit
+"""Hand-written codecs for the hot paths: Heartbeat (API 12) at every version, OffsetCommit
 (API 8) at v8-v9, the flexible versions real clients send (kafka-python 3.0.12 sends v8,
-librdkafka v9).
+librdkafka v9), and ConsumerGroupHeartbeat (API 68, KIP-848) v0-1 requests and the responses
+that carry no assignment (the steady case).
 
 Why: every member heartbeats every few seconds and every consumer commits, and kafka-python's
 generic decode and encode were the largest cost per heartbeat and per commit in profiles of
@@ -27,9 +28,13 @@ Contract:
 from __future__ import annotations
 
 import struct
+import uuid
 from typing import Any, Callable, NamedTuple, Optional
 
 from kafka.protocol.consumer.group import HeartbeatResponse, OffsetCommitResponse
+
+from groupctl.protocol.consumer_group import HEARTBEAT_KEY as CONSUMER_HEARTBEAT_KEY
+from groupctl.protocol.consumer_group import ConsumerGroupHeartbeatResponse
 
 HEARTBEAT_KEY = 12
 HEARTBEAT_VERSIONS = range(0, 5)
@@ -263,6 +268,92 @@ def encode_offset_commit_response(response: OffsetCommitResponse, correlation_id
     return b"".join(parts)
 
 
+# -- ConsumerGroupHeartbeat (v0-1, flexible from v0) -------------------------------------------
+
+CONSUMER_HEARTBEAT_VERSIONS = range(0, 2)
+_UUID = struct.Struct(">16s")
+_CONSUMER_HEARTBEAT_TAIL = struct.Struct(">iibB")  # member_epoch, interval, assignment null (-1), body tags
+
+
+class TopicPartitionsBody(NamedTuple):
+    topic_id: Optional[uuid.UUID]  # None: the zero uuid, as kafka-python decodes it
+    partitions: Optional[list[int]]
+
+
+class ConsumerGroupHeartbeatRequestBody(NamedTuple):
+    group_id: Optional[str]
+    member_id: Optional[str]
+    member_epoch: int
+    instance_id: Optional[str]
+    rack_id: Optional[str]
+    rebalance_timeout_ms: int
+    subscribed_topic_names: Optional[list[Optional[str]]]
+    subscribed_topic_regex: Optional[str]
+    server_assignor: Optional[str]
+    topic_partitions: Optional[list[TopicPartitionsBody]]
+
+
+def _compact_length(frame: bytes, pos: int) -> tuple[Optional[int], int]:
+    """A compact array's length (None: the null array)."""
+    length, pos = _uvarint(frame, pos)
+    return (length - 1 if length else None), pos
+
+
+def decode_consumer_group_heartbeat_request(
+        frame: bytes, version: int) -> tuple[Optional[str], ConsumerGroupHeartbeatRequestBody]:
+    client_id, pos = _string(frame, _REQUEST_HEADER_END)
+    pos = _skip_tagged_fields(frame, pos)
+    group_id, pos = _compact_string(frame, pos)
+    member_id, pos = _compact_string(frame, pos)
+    (member_epoch,) = _INT32.unpack_from(frame, pos)
+    instance_id, pos = _compact_string(frame, pos + 4)
+    rack_id, pos = _compact_string(frame, pos)
+    (rebalance_timeout_ms,) = _INT32.unpack_from(frame, pos)
+    count, pos = _compact_length(frame, pos + 4)
+    names: Optional[list[Optional[str]]] = None
+    if count is not None:
+        names = []
+        for _ in range(count):
+            name, pos = _compact_string(frame, pos)
+            names.append(name)
+    regex = None
+    if version >= 1:
+        regex, pos = _compact_string(frame, pos)
+    assignor, pos = _compact_string(frame, pos)
+    count, pos = _compact_length(frame, pos)
+    owned: Optional[list[TopicPartitionsBody]] = None
+    if count is not None:
+        owned = []
+        for _ in range(count):
+            (raw,) = _UUID.unpack_from(frame, pos)
+            partitions_count, pos = _compact_length(frame, pos + 16)
+            partitions = (None if partitions_count is None
+                          else list(struct.unpack_from(f">{partitions_count}i", frame, pos)))
+            pos = _skip_tagged_fields(frame, pos + 4 * (partitions_count or 0))
+            owned.append(TopicPartitionsBody(uuid.UUID(bytes=raw) if any(raw) else None, partitions))
+    _skip_tagged_fields(frame, pos)
+    return client_id, ConsumerGroupHeartbeatRequestBody(
+        group_id, member_id, member_epoch, instance_id, rack_id, rebalance_timeout_ms, names, regex, assignor, owned)
+
+
+def _encode_compact_string(value: Optional[str]) -> bytes:
+    if value is None:
+        return b"\0"
+    data = value.encode()
+    return _encode_uvarint(len(data) + 1) + data
+
+
+def encode_consumer_group_heartbeat_response(response: Any, correlation_id: int) -> Optional[bytes]:
+    """The framed response when it carries no assignment (None otherwise: kafka-python encodes it)."""
+    if response.assignment is not None:
+        return None
+    body = b"".join((
+        _INT32.pack(correlation_id), b"\0", _INT32.pack(response.throttle_time_ms), _INT16.pack(response.error_code),
+        _encode_compact_string(response.error_message), _encode_compact_string(response.member_id),
+        _CONSUMER_HEARTBEAT_TAIL.pack(response.member_epoch, response.heartbeat_interval_ms, -1, 0)))
+    return _INT32.pack(len(body)) + body
+
+
 # -- dispatch ---------------------------------------------------------------------------------
 
 def request_decoder(api_key: int, version: int) -> Optional[Decoder]:
@@ -273,6 +364,7 @@ def request_decoder(api_key: int, version: int) -> Optional[Decoder]:
 _DECODERS: dict[tuple[int, int], Decoder] = {
     **{(HEARTBEAT_KEY, v): decode_heartbeat_request for v in HEARTBEAT_VERSIONS},
     **{(OFFSET_COMMIT_KEY, v): decode_offset_commit_request for v in OFFSET_COMMIT_VERSIONS},
+    **{(CONSUMER_HEARTBEAT_KEY, v): decode_consumer_group_heartbeat_request for v in CONSUMER_HEARTBEAT_VERSIONS},
 }
 
 
@@ -286,4 +378,6 @@ def encode_response(response: Any, correlation_id: int) -> Optional[bytes]:
                                          response.throttle_time_ms, response.error_code)
     if kind is OffsetCommitResponse and response.version in OFFSET_COMMIT_VERSIONS:
         return encode_offset_commit_response(response, correlation_id)
+    if isinstance(response, ConsumerGroupHeartbeatResponse) and response.version in CONSUMER_HEARTBEAT_VERSIONS:
+        return encode_consumer_group_heartbeat_response(response, correlation_id)
     return None

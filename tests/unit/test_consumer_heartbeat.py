@@ -327,3 +327,17 @@ def test_describe_shows_epochs_the_assignor_and_each_members_current_and_target_
     assert described_a.assignment[0].name == "orders" and len(described_a.assignment[0].partitions) == 6
     assert len(described_a.target[0].partitions) == 3 and described_b.assignment == ()
     assert unknown.error == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_a_heartbeat_that_says_nothing_new_keeps_the_session_and_a_topic_change_still_reaches_it():
+    harness = Harness(session_timeout_ms=45_000)
+    a = Client(harness, "a")
+    a.join()
+    for _ in range(12):  # 60 s of heartbeats that carry nothing, as clients send between changes
+        harness.advance(5_000)
+        answer = harness.send(ConsumerHeartbeat("g", "a", a.epoch))
+        assert (answer.error, answer.member_epoch, answer.assignment) == (ErrorCode.NONE, 1, None)
+    assert "a" in harness.group().members
+    use_topics(harness.core, TopicImage.of([TopicInfo("orders", ORDERS.topic_id, 8)]))
+    grown = harness.send(ConsumerHeartbeat("g", "a", a.epoch))
+    assert grown.member_epoch == 2 and count(grown.assignment) == 8

@@ -23,6 +23,7 @@ class ConsumerCore:
     topics: TopicImage = field(default_factory=TopicImage)
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     regex_matches: dict[str, frozenset[str]] = field(default_factory=dict)  # pattern -> topic names, for `topics`
+    topics_version: int = 0  # bumped with every new `topics`
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:

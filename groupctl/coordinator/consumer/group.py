@@ -43,6 +43,7 @@ class ConsumerGroup:
         self.target: dict[str, Assignment] = {}  # member id -> its target assignment
         self.subscribed: dict[str, int] = {}  # topic id -> partitions, of the topics subscribed at group_epoch
         self.subscribed_names: frozenset[str] = frozenset()  # the names of those topics
+        self.topics_version = -1  # the core's topics `subscribed` was computed from (-1: not since loaded)
         self.topic_names: dict[str, str] = {}  # topic id -> name, as the last document named them
         self._static: dict[str, str] = {}  # instance id -> member id
         self._owners: dict[tuple[str, int], tuple[str, int]] = {}  # (topic id, partition) -> (member id, epoch)

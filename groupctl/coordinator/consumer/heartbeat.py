@@ -167,9 +167,26 @@ def _updated(member: ConsumerMember, req: ConsumerHeartbeat) -> ConsumerMember:
     return replace(member, **changes)
 
 
+def _steady(core: ConsumerCore, group: ConsumerGroup, req: ConsumerHeartbeat) -> bool:
+    """Whether the heartbeat can change nothing: a stable member at the group's settled epoch
+    saying nothing new, with the topics unchanged since the group's subscription was computed
+    (the common case, answered without the full path's work)."""
+    member = group.members.get(req.member_id)
+    return (member is not None and req.member_epoch == member.member_epoch == group.assignment_epoch
+            == group.group_epoch and member.state is MemberState.STABLE and group.topics_version == core.topics_version
+            and req.instance_id == member.instance_id and req.rack_id is None and req.rebalance_timeout_ms == -1
+            and req.subscribed_topic_names is None and req.subscribed_topic_regex is None
+            and req.server_assignor is None and req.owned is None
+            and req.client_id == member.client_id and req.client_host == member.client_host)
+
+
 def _heartbeat(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, new_member_id: str,
                out: Result) -> ConsumerHeartbeatResult:
     group = core.groups.get(req.group_id)
+    if group is not None and _steady(core, group, req):
+        arm_session(core, group.group_id, req.member_id)
+        return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=req.member_id, member_epoch=req.member_epoch,
+                                       heartbeat_interval_ms=core.config.heartbeat_interval_ms)
     if group is None:
         if req.member_epoch != JOIN_EPOCH:
             raise Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {req.group_id} does not exist.")
@@ -189,8 +206,7 @@ def _heartbeat(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, new_memb
     core.groups[group.group_id] = group
     if changed:
         persist(core, group, now_ms, out)
-    core.timer.schedule(session_key(group.group_id, member_id), core.config.session_timeout_ms,
-                        lambda now: fence(core, group.group_id, member_id, now, "session expired"))
+    arm_session(core, group.group_id, member_id)
     assignment = reconciled.assigned if req.full or reconciled.assigned != member.assigned else None
     return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
                                    heartbeat_interval_ms=core.config.heartbeat_interval_ms, assignment=assignment)
@@ -242,6 +258,12 @@ def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upd
         else:
             core.timer.cancel(rebalance_key(group.group_id, reconciled.member_id))
     return reconciled, bump or assignments is not None or replaced is not None or reconciled != member
+
+
+def arm_session(core: ConsumerCore, group_id: str, member_id: str) -> None:
+    """(Re)start the member's session: it is fenced if no heartbeat comes within the timeout."""
+    core.timer.schedule(session_key(group_id, member_id), core.config.session_timeout_ms,
+                        lambda now: fence(core, group_id, member_id, now, "session expired"))
 
 
 def _arm_revocation_deadline(core: ConsumerCore, group_id: str, member: ConsumerMember) -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers, session_key
+from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers
 from groupctl.coordinator.consumer.document import load_group
-from groupctl.coordinator.consumer.heartbeat import fence, persist
+from groupctl.coordinator.consumer.heartbeat import arm_session, persist
 from groupctl.coordinator.results import Result
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 
@@ -26,9 +26,7 @@ def load(core: ConsumerCore, document: ConsumerGroupDocument, now_ms: int, out: 
     group.subscribed_names = frozenset(filter(None, map(core.topics.name_of, group.subscribed)))
     core.groups[group.group_id] = group
     for member_id in group.members:
-        core.timer.schedule(session_key(group.group_id, member_id), core.config.session_timeout_ms,
-                            lambda now, member_id=member_id: fence(core, group.group_id, member_id, now,
-                                                                   "session expired"))
+        arm_session(core, group.group_id, member_id)
     persist(core, group, now_ms, out)
 
 

@@ -26,6 +26,7 @@ def use_topics(core: ConsumerCore, topics: TopicImage) -> None:
     """The topics changed: groups whose subscribed topics changed get a new epoch at their next
     heartbeat (`subscribed_topics` no longer equals what they were assigned over)."""
     core.topics = topics
+    core.topics_version += 1
     core.regex_matches.clear()
 
 
@@ -49,6 +50,7 @@ def record_subscribed(core: ConsumerCore, group: ConsumerGroup, subscribed: Mapp
     """The group's subscribed topics as of its epoch (by id, and by name for OffsetDelete)."""
     group.subscribed = dict(subscribed)
     group.subscribed_names = frozenset(core.topics.by_id[t].name for t in subscribed)
+    group.topics_version = core.topics_version
 
 
 def member_topics(core: ConsumerCore, member: ConsumerMember) -> frozenset[str]:

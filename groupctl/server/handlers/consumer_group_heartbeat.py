@@ -10,6 +10,7 @@ names no topic and is left out.
 from __future__ import annotations
 
 import uuid
+from functools import lru_cache
 from typing import Any, Optional
 
 from groupctl.coordinator.consumer.messages import ConsumerHeartbeat, ConsumerHeartbeatResult
@@ -22,7 +23,7 @@ from groupctl.server.context import RequestContext
 def owned(topic_partitions: Optional[list]) -> Optional[Assignment]:
     if topic_partitions is None:
         return None
-    return assignment({str(tp.topic_id): tp.partitions for tp in topic_partitions if tp.topic_id is not None})
+    return assignment({str(tp.topic_id): tp.partitions or () for tp in topic_partitions if tp.topic_id is not None})
 
 
 @api(key=HEARTBEAT_KEY, versions=(0, 1))
@@ -38,12 +39,24 @@ async def handle_consumer_group_heartbeat(ctx: RequestContext, request: Any) -> 
     result: ConsumerHeartbeatResult = await ctx.node.call_groups(
         lambda core, token, now: core.consumer_group_heartbeat(token, beat, now))
     response = ctx.response_class
-    given = None
-    if result.assignment is not None:
-        topics = response.Assignment.TopicPartitions
-        given = response.Assignment(topic_partitions=[
-            topics(topic_id=uuid.UUID(topic_id), partitions=sorted(partitions))
-            for topic_id, partitions in sorted(result.assignment.items())])
+    if result.assignment is None:
+        return _unchanged(response, int(result.error), result.error_message, result.member_id, result.member_epoch,
+                          result.heartbeat_interval_ms)
+    topics = response.Assignment.TopicPartitions
+    given = response.Assignment(topic_partitions=[
+        topics(topic_id=uuid.UUID(topic_id), partitions=sorted(partitions))
+        for topic_id, partitions in sorted(result.assignment.items())])
     return ctx.respond(throttle_time_ms=0, error_code=int(result.error), error_message=result.error_message,
                        member_id=result.member_id, member_epoch=result.member_epoch,
                        heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=given)
+
+
+@lru_cache(maxsize=4096)
+def _unchanged(response_class: type, error_code: int, error_message: Optional[str], member_id: Optional[str],
+               member_epoch: int, heartbeat_interval_ms: int) -> Any:
+    """A response without an assignment, built once per member and epoch: most heartbeats get
+    one (the steady case), and building a kafka-python message cost as much as the core's work.
+    Sharing is safe: nothing changes a response after its handler returns."""
+    return response_class(throttle_time_ms=0, error_code=error_code, error_message=error_message,
+                          member_id=member_id, member_epoch=member_epoch,
+                          heartbeat_interval_ms=heartbeat_interval_ms, assignment=None)
