@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency", "bench.failover",
-              "bench.lag_analysis", "bench.assignors"]
+              "bench.lag_analysis", "bench.assignors", "bench.partition_growth"]
 
 
 def main() -> int:

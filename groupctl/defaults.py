@@ -17,6 +17,7 @@ MAX_GROUP_SIZE = None  # group.max.size: members a classic group may have; None:
 CONSUMER_SESSION_TIMEOUT_MS = 45_000  # group.consumer.session.timeout.ms
 CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000  # group.consumer.heartbeat.interval.ms
 CONSUMER_ASSIGNORS = ("uniform", "range")  # group.consumer.assignors: the first is the default
+CONSUMER_MIGRATION_POLICY = "bidirectional"  # group.consumer.migration.policy: bidirectional|upgrade|downgrade|disabled
 CONSUMER_MAX_SIZE = None  # group.consumer.max.size: members a consumer group may have; None: no limit
 AUTO_CREATE_TOPICS = True
 DEFAULT_PARTITIONS = 1  # partitions of an auto-created topic

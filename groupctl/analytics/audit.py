@@ -8,13 +8,19 @@ generation 0 with no offsets, so two incarnations are never compared.
 Invariants (docs/lag-and-rebalances.md, "analyze audit", states them for users):
 - single_owner: per (group, generation, topic, partition) over every rebalance_completed of the
   generation, so two nodes completing one generation differently (split brain) are caught too.
+  Consumer groups (KIP-848): per (group, member epoch, topic, partition) over every
+  member_reconciled that says a member owns it at that epoch (its `assignment`, or when null
+  the one of its previous event, plus its `revoking`); a static member's successor is the same
+  owner (owners are instance ids, else member ids); epoch -2 (a static member away) is no epoch.
 - owner_commits: an offset_commit with generation >= 0 is by an owner of the partition in that
   generation: an assigned member; a static member restarted within it (member_joined's
   replaced_member_id), which owns what its instance's earlier ids owned; or, for a partition the
   generation assigns to nobody, a member of it that owned the partition in the generation before
   (a cooperative consumer committing what it was just revoked). A generation whose assignment the
   journal does not hold (rotated away, or a non-"consumer" protocol recorded empty) makes the
-  commit `unverified`, never a violation; an Empty generation assigns nothing.
+  commit `unverified`, never a violation; an Empty generation assigns nothing. A consumer
+  member's commit (its member epoch as generation) is checked against what the journal says it
+  owned at that epoch, when it holds the member's partitions at that epoch.
 - monotonic_offsets: a committed offset never goes back, except by an explicit reset: a commit
   with generation < 0, or the first commit after an offset_delete of the partition. A member's
   commit after an admin reset is compared with the reset.
@@ -32,12 +38,13 @@ from pyspark.sql import functions as F
 from groupctl.analytics.events import (
     GROUP_DELETED,
     MEMBER_JOINED,
+    MEMBER_RECONCILED,
     OFFSET_COMMIT,
     OFFSET_DELETE,
     REBALANCE_COMPLETED,
     event_record,
-    position,
     record_json,
+    with_incarnation,
 )
 
 SINGLE_OWNER = "single_owner"
@@ -57,9 +64,13 @@ def audit_violations(journal: DataFrame) -> DataFrame:
     events = _audited_events(journal)
     owners = _owners(events)
     completions = _completions(events)
+    claims = _claims(events)
+    commit_checks = _owner_commit_checks(events, owners, claims)
     found = [
         _single_owner_violations(_single_owner_checks(owners), completions),
-        _owner_commit_violations(_owner_commit_checks(events, owners), completions),
+        _epoch_owner_violations(_single_owner_checks(_epoch_owners(claims)), events),
+        _owner_commit_violations(commit_checks.where(F.col("consumer_known").isNull()), completions),
+        _consumer_commit_violations(commit_checks.where(F.col("consumer_known")), claims, events),
         _monotonic_violations(_monotonic_checks(events)),
     ]
     return (reduce(DataFrame.unionByName, found)
@@ -71,9 +82,11 @@ def audit_summary(journal: DataFrame) -> DataFrame:
     """Per invariant (in INVARIANTS order): invariant, checked, violations, unverified (longs)."""
     events = _audited_events(journal)
     owners = _owners(events)
+    claims = _claims(events)
     checks = {
-        SINGLE_OWNER: _single_owner_checks(owners),
-        OWNER_COMMITS: _owner_commit_checks(events, owners),
+        SINGLE_OWNER: _single_owner_checks(owners).select("verdict").unionByName(
+            _single_owner_checks(_epoch_owners(claims)).select("verdict")),
+        OWNER_COMMITS: _owner_commit_checks(events, owners, claims),
         MONOTONIC_OFFSETS: _monotonic_checks(events),
     }
     tallies = [
@@ -90,14 +103,10 @@ def audit_summary(journal: DataFrame) -> DataFrame:
 
 def _audited_events(journal: DataFrame) -> DataFrame:
     """The events the audit reads, with `at` (place in event order) and `incarnation` (group_deleted
-    events of the group so far). Their `event_record()` is built where it becomes evidence, after the
-    window's shuffle, so the shuffle does not carry every event twice."""
-    deletions_so_far = F.sum(F.when(F.col("event") == GROUP_DELETED, 1).otherwise(0)).over(
-        _so_far(Window.partitionBy("group").orderBy("at")))
-    audited = (REBALANCE_COMPLETED, MEMBER_JOINED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED)
-    return (journal.where(F.col("event").isin(*audited))
-            .withColumn("at", position())
-            .withColumn("incarnation", deletions_so_far))
+    events of the group so far, `events.with_incarnation`). Their `event_record()` is built where it
+    becomes evidence, after the window's shuffle, so the shuffle does not carry every event twice."""
+    audited = (REBALANCE_COMPLETED, MEMBER_JOINED, MEMBER_RECONCILED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED)
+    return with_incarnation(journal.where(F.col("event").isin(*audited)))
 
 
 def _so_far(order: WindowSpec) -> WindowSpec:
@@ -189,9 +198,15 @@ def _generation_members(events: DataFrame) -> DataFrame:
                 "member_ids", F.array().cast("array<string>"))))).alias("generation_members")))
 
 
-def _owner_commit_checks(events: DataFrame, owners: DataFrame) -> DataFrame:
+def _owner_commit_checks(events: DataFrame, owners: DataFrame, claims: DataFrame) -> DataFrame:
+    """Each member commit (generation >= 0) with its verdict; `consumer_known` is true when it was
+    checked against a consumer member's ownership at its member epoch (null otherwise)."""
     member_commits = events.where(_is(OFFSET_COMMIT) & (F.col("generation") >= 0)).select(
         *PARTITION_KEY, "member_id", "offset", "at", event_record().alias("record"))
+    known_members = (claims.where(F.col("listed_at").isNotNull()).select(*GENERATION_KEY, "member_id").distinct()
+                     .withColumn("consumer_known", F.lit(True)))
+    owned_by_consumer = (claims.where(F.col("topic").isNotNull()).select(*PARTITION_KEY, "member_id").distinct()
+                         .withColumn("consumer_owned", F.lit(True)))
     no_ids = F.array().cast("array<string>")
     owner_ids = F.coalesce("owners", no_ids)
     owned_by_member = (F.array_contains(owner_ids, F.col("member_id"))
@@ -207,7 +222,11 @@ def _owner_commit_checks(events: DataFrame, owners: DataFrame) -> DataFrame:
             .join(_generation_members(events), list(GENERATION_KEY), "left")
             .join(_known_assignments(events), list(GENERATION_KEY), "left")
             .join(owners.select(*PARTITION_KEY, "owners"), list(PARTITION_KEY), "left")
-            .withColumn("verdict", F.when(F.col("assignment_known").isNull(), F.lit(UNVERIFIED))
+            .join(known_members, [*GENERATION_KEY, "member_id"], "left")
+            .join(owned_by_consumer, [*PARTITION_KEY, "member_id"], "left")
+            .withColumn("verdict", F.when(F.col("consumer_known"), F.when(F.col("consumer_owned"), F.lit(OK))
+                                          .otherwise(F.lit(VIOLATION)))
+                        .when(F.col("assignment_known").isNull(), F.lit(UNVERIFIED))
                         .when(owned_by_member | revoked_from_member, F.lit(OK))
                         .otherwise(F.lit(VIOLATION))))
 
@@ -219,6 +238,71 @@ def _owner_commit_violations(checks: DataFrame, completions: DataFrame) -> DataF
                              F.coalesce(F.array_join("owners", ", "), F.lit("no member")))
     evidence = F.concat("completions", F.array(_evidence(F.col("at"), F.col("record"))))
     return _violation_rows(breaches, OWNER_COMMITS, detail, evidence)
+
+
+# -- consumer groups: ownership at member epochs ---------------------------------------------
+
+def _claims(events: DataFrame) -> DataFrame:
+    """One row per partition a consumer member owns at a member epoch (> 0), by `member_reconciled`:
+    (GENERATION_KEY with the member epoch as generation, topic, partition, member_id, owner, at,
+    listed_at). `listed_at` is the place of the event that listed the member's assigned partitions
+    (this one, or its previous event with a list), null when the journal has no list of them; a
+    member whose event owns nothing has one row with a null topic, so its epoch is still known."""
+    no_rows = F.array().cast("array<struct<member_id:string,client_id:string,topic:string,partition:int>>")
+    so_far = _so_far(Window.partitionBy("group", "incarnation", "member_id").orderBy("at"))
+    reconciled = (events.where(_is(MEMBER_RECONCILED) & (F.col("member_epoch") > 0))
+                  .withColumn("listed", F.last("assignment", ignorenulls=True).over(so_far))
+                  .withColumn("listed_at", F.last(F.when(F.col("assignment").isNotNull(), F.col("at")),
+                                                  ignorenulls=True).over(so_far)))
+    owned = F.concat(F.coalesce("listed", no_rows), F.coalesce("revoking", no_rows))
+    return reconciled.select(
+        "group", "incarnation", F.col("member_epoch").alias("generation"), "member_id",
+        F.coalesce("instance_id", "member_id").alias("owner"), "at", "listed_at",
+        F.explode_outer(owned).alias("entry")).select(
+        *GENERATION_KEY, F.col("entry.topic").alias("topic"), F.col("entry.partition").alias("partition"),
+        "member_id", "owner", "at", "listed_at")
+
+
+def _epoch_owners(claims: DataFrame) -> DataFrame:
+    """(PARTITION_KEY with the member epoch as generation, owners, evidence_at): the sorted
+    distinct owners of each partition at each member epoch, and the places of the events that say so."""
+    return (claims.where(F.col("topic").isNotNull())
+            .groupBy(*PARTITION_KEY)
+            .agg(F.sort_array(F.collect_set("owner")).alias("owners"),
+                 F.array_distinct(F.flatten(F.collect_list(F.array_compact(F.array("at", "listed_at")))))
+                 .alias("evidence_at")))
+
+
+def _evidence_at(breaches: DataFrame, key: tuple[str, ...], positions: str, events: DataFrame) -> DataFrame:
+    """(key, evidence): each breach's evidence entries for the events at `positions` (an array of places)."""
+    records = events.select("group", "at", event_record().alias("record"))
+    return (breaches.select(*key, F.explode(positions).alias("at"))
+            .join(records, ["group", "at"])
+            .groupBy(*key)
+            .agg(F.collect_list(_evidence(F.col("at"), F.col("record"))).alias("evidence")))
+
+
+def _epoch_owner_violations(checks: DataFrame, events: DataFrame) -> DataFrame:
+    breaches = checks.where(F.col("verdict") == VIOLATION)
+    with_evidence = breaches.join(_evidence_at(breaches, PARTITION_KEY, "evidence_at", events), list(PARTITION_KEY))
+    detail = F.format_string("member epoch %d: %s/%d is owned by %d members: %s", "generation", "topic",
+                             "partition", F.size("owners"), F.array_join("owners", ", "))
+    return _violation_rows(with_evidence, SINGLE_OWNER, detail, F.col("evidence"))
+
+
+def _consumer_commit_violations(checks: DataFrame, claims: DataFrame, events: DataFrame) -> DataFrame:
+    """The commits of consumer members outside what they owned at their member epoch, with the
+    member's member_reconciled events at that epoch (and the one that listed its partitions)."""
+    member_key = (*GENERATION_KEY, "member_id")
+    breaches = checks.where(F.col("verdict") == VIOLATION)
+    said = (claims.groupBy(*member_key)
+            .agg(F.array_distinct(F.flatten(F.collect_list(F.array_compact(F.array("at", "listed_at")))))
+                 .alias("said_at")))
+    evidence = _evidence_at(breaches.join(said, list(member_key)), member_key, "said_at", events)
+    detail = F.format_string("member %s committed offset %d to %s/%d at member epoch %d, when it did not own it",
+                             "member_id", "offset", "topic", "partition", "generation")
+    return _violation_rows(breaches.join(evidence, list(member_key)), OWNER_COMMITS, detail,
+                           F.concat("evidence", F.array(_evidence(F.col("at"), F.col("record")))))
 
 
 # -- monotonic_offsets ------------------------------------------------------------------------

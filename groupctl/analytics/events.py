@@ -9,7 +9,7 @@ every run.
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from groupctl.analytics.schemas import JOURNAL_SCHEMA
@@ -22,6 +22,17 @@ MEMBER_EXPIRED = "member_expired"
 OFFSET_COMMIT = "offset_commit"
 OFFSET_DELETE = "offset_delete"
 GROUP_DELETED = "group_deleted"
+GROUP_EPOCH_BUMPED = "group_epoch_bumped"
+TARGET_ASSIGNMENT_COMPUTED = "target_assignment_computed"
+MEMBER_RECONCILED = "member_reconciled"
+GROUP_STABLE = "group_stable"
+GROUP_MIGRATED = "group_migrated"
+
+CLASSIC, CONSUMER = "classic", "consumer"
+CLASSIC_EVENTS = (REBALANCE_STARTED, REBALANCE_COMPLETED)
+"""Events only classic groups emit."""
+CONSUMER_EVENTS = (GROUP_EPOCH_BUMPED, TARGET_ASSIGNMENT_COMPUTED, MEMBER_RECONCILED, GROUP_STABLE)
+"""Events only consumer groups (KIP-848) emit; the member, offset and deletion events are shared."""
 
 EVENT_ORDER = ("ts", "node", "seq")
 
@@ -39,3 +50,22 @@ def event_record() -> Column:
 def record_json(record: Column) -> Column:
     """An `event_record` as one compact JSON line, leaving out the fields its event type does not have."""
     return F.to_json(record, {"ignoreNullFields": "true"})
+
+
+def with_incarnation(events: DataFrame) -> DataFrame:
+    """`events` with `at` (their `position`) and `incarnation`: how many group_deleted events of
+    their group come at or before them. A deleted group that comes back starts again at
+    generation (or group epoch) 0 with no offsets, so two incarnations are never compared; keep
+    the group_deleted events in `events` for this to count them."""
+    so_far = Window.partitionBy("group").orderBy("at").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    return (events.withColumn("at", position())
+            .withColumn("incarnation", F.sum(F.when(F.col("event") == GROUP_DELETED, 1).otherwise(0)).over(so_far)))
+
+
+def group_type() -> Column:
+    """The type of group an event tells of: "classic" or "consumer", or null for the events both
+    types emit (a `group_migrated` tells the type the group became)."""
+    event = F.col("event")
+    return (F.when(event.isin(*CLASSIC_EVENTS), F.lit(CLASSIC))
+            .when(event.isin(*CONSUMER_EVENTS), F.lit(CONSUMER))
+            .when(event == GROUP_MIGRATED, F.col("group_type")))

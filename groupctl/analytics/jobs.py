@@ -134,7 +134,8 @@ class RebalancesResult:
     groups: list[dict]
     """Per-group summary rows (docs/lag-and-rebalances.md), most stop-the-world time first."""
     timeline: list[dict]
-    """One row per completed rebalance, in completion order."""
+    """One row per rebalance (a classic completion, a consumer group epoch), in completion order (a
+    consumer epoch that never settled at its start)."""
     not_found: list[str]
     """Wanted groups with no event in the journal."""
     skipped: Skipped
@@ -340,8 +341,9 @@ def lag_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] 
 
 def rebalances_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequence[str] = (),
                    out_dir: Optional[str] = None, step: Step = _no_progress) -> RebalancesResult:
-    """Rebalance counts, durations and causes per group, and the timeline of every completed
-    rebalance, from the journal. With `out_dir`: summary/ and timeline/ as Parquet."""
+    """Rebalance counts, durations and causes per group, and the timeline of every rebalance
+    (classic completions, consumer group epochs), from the journal. With `out_dir`: summary/ and
+    timeline/ as Parquet."""
     from groupctl.analytics.rebalances import rebalance_summary, rebalance_timeline
 
     wanted = list(dict.fromkeys(groups))
@@ -353,7 +355,9 @@ def rebalances_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequenc
         timeline = loaded.rows.transform(rebalance_timeline)
         seen = {row["group"] for row in loaded.rows.select("group").distinct().collect()} if wanted else set()
         summary_rows = sorted(_collect(summary), key=lambda row: (-(row["total_ms"] or 0), row["group"]))
-        timeline_rows = sorted(_collect(timeline), key=lambda row: (row["completed_ts"], row["group"] or ""))
+        timeline_rows = sorted(_collect(timeline), key=lambda row: (
+            _nulls_first(row["completed_ts"] if row["completed_ts"] is not None else row["started_ts"]),
+            row["group"] or ""))
         if out_dir is not None:
             step("writing")
             _write(summary, out_dir, "summary")
@@ -366,9 +370,9 @@ def rebalances_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequenc
 
 def audit_job(spark: SparkSession, paths: Sequence[str], *, out_dir: Optional[str] = None,
               step: Step = _no_progress) -> AuditResult:
-    """Check the coordinator's invariants (single owner per partition and generation, commits by
-    the owner, monotonic offsets) over the whole journal. With `out_dir`: summary/ and
-    violations/ as Parquet."""
+    """Check the coordinator's invariants (single owner per partition and generation, or member
+    epoch for consumer groups; commits by the owner; monotonic offsets) over the whole journal.
+    With `out_dir`: summary/ and violations/ as Parquet."""
     from groupctl.analytics.audit import INVARIANTS, audit_summary, audit_violations
 
     step("reading")

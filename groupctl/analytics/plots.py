@@ -74,8 +74,10 @@ def plot_lag(history: Sequence[dict], groups: Sequence[dict], path: str, *, wind
 
 
 def plot_rebalances(timeline: Sequence[dict], path: str) -> None:
-    """One row per group, one bar per completed rebalance from its start to its completion,
-    coloured by reason; the MAX_TIMELINE_ROWS groups with the most rebalances."""
+    """One row per group, one bar per completed rebalance from its start to its completion (for a
+    consumer group: an epoch, to when the group was STABLE at it), coloured by reason; the
+    MAX_TIMELINE_ROWS groups with the most rebalances. Epochs that never settled are left out."""
+    timeline = [row for row in timeline if row["completed_ts"] is not None]
     counts = Counter(row["group"] for row in timeline)
     groups = sorted(group for group, _ in counts.most_common(MAX_TIMELINE_ROWS))
     figure, axes = _figure(width=12, height=1.8 + 0.42 * max(len(groups), 2))

@@ -159,11 +159,13 @@ LAG_HELP = (
 REBALANCES_HELP = (
     "Rebalance history per group: count, durations, causes, member churn, timeline.\n\n"
     "Per group: rebalances, p50/p95/max duration, total stop-the-world time, reasons, joins, leaves, "
-    "expirations, unfinished rebalances; then the most recent completed rebalances (--last). "
+    "expirations, unfinished rebalances; then the most recent rebalances (--last). A consumer group's "
+    "(KIP-848) rebalance is a group epoch, lasting until the group is STABLE at it. "
     "--out writes summary/ and timeline/; --plot draws each group's rebalances over time.")
 AUDIT_HELP = (
     "Check the coordinator's invariants over its journal; exit status 1 on violations.\n\n"
-    "single_owner: one owner per partition and generation. owner_commits: only a partition's owner commits "
+    "single_owner: one owner per partition and generation (for a consumer group: member epoch). "
+    "owner_commits: only a partition's owner commits "
     "its offsets (commits of generations the journal has no assignment for are counted as unverified). "
     "monotonic_offsets: a committed offset never goes back, except by an explicit reset (an admin commit, "
     "or a commit after the offset or the group was deleted). Each violation is shown with the journal events "

@@ -35,7 +35,7 @@ STATUS_STYLE = {"OK": "green", "WARN": "yellow", "ERR": "bold red", "STOP": "bol
                 "REWIND": "bold red", "NOTFOUND": "dim"}
 NUMERIC_COLUMNS = {"PARTITIONS", "COMPLETE", "TOTAL-LAG", "MAX-LAG", "MAX-LAG-TIME", "TREND", "CATCH-UP", "LAG-TIME",
                    "REBALANCES", "P50", "P95", "MAX", "STOPPED", "UNFINISHED", "JOINS", "LEAVES", "EXPIRED",
-                   "DURATION", "CHECKED", "VIOLATIONS", "UNVERIFIED"}
+                   "DURATION", "MOVED", "CHECKED", "VIOLATIONS", "UNVERIFIED"}
 """Right-aligned beyond the columns `render.table` already aligns (…OFFSET, LAG, PARTITION, MEMBERS, NODE, …)."""
 UNBROKEN_COLUMNS = {"STATUS", "LAST", "COMPLETED"}
 """Never folded, like the right-aligned columns: on a narrow terminal names fold instead."""
@@ -128,22 +128,23 @@ def show_lag(current: CliEnv, result: "LagResult", *, all_partitions: bool) -> N
 
 def show_rebalances(current: CliEnv, result: "RebalancesResult", *, last: int) -> None:
     render.show(current, status_table(
-        ["GROUP", "REBALANCES", "P50", "P95", "MAX", "STOPPED", "UNFINISHED", "JOINS", "LEAVES", "EXPIRED",
+        ["GROUP", "TYPE", "REBALANCES", "P50", "P95", "MAX", "STOPPED", "UNFINISHED", "JOINS", "LEAVES", "EXPIRED",
          "REASONS", "LAST"],
-        [[row["group"], row["rebalances"], millis(row["p50_ms"]), millis(row["p95_ms"]), millis(row["max_ms"]),
-          millis(row["total_ms"]), row["unfinished"], row["joins"], row["leaves"], row["expirations"],
-          reasons(row["reasons"]), render.utc_time(row["last_ts"])] for row in result.groups],
+        [[row["group"], row["group_type"], row["rebalances"], millis(row["p50_ms"]), millis(row["p95_ms"]),
+          millis(row["max_ms"]), millis(row["total_ms"]), row["unfinished"], row["joins"], row["leaves"],
+          row["expirations"], reasons(row["reasons"]), render.utc_time(row["last_ts"])] for row in result.groups],
         title=f"Rebalances per group ({len(result.groups)} group(s))"))
     if result.not_found:
         note(current, f"No journal events for: {', '.join(result.not_found)}")
     recent = result.timeline[-last:] if last else []
-    if recent:
+    if recent:  # a consumer group's row is a group epoch: completed when the group was STABLE at it
         current.out.print()
         render.show(current, status_table(
-            ["COMPLETED", "GROUP", "GENERATION", "DURATION", "REASON", "MEMBERS", "STATE", "NODE"],
-            [[render.utc_time(row["completed_ts"]), row["group"], row["generation"], millis(row["duration_ms"]),
-              row["reason"], row["members"], row["state"], row["node"]] for row in recent],
-            title=f"Timeline: the last {len(recent)} of {len(result.timeline)} completed rebalance(s)"))
+            ["COMPLETED", "GROUP", "TYPE", "GENERATION", "DURATION", "REASON", "MEMBERS", "MOVED", "STATE", "NODE"],
+            [[render.utc_time(row["completed_ts"]), row["group"], row["group_type"], row["generation"],
+              millis(row["duration_ms"]), row["reason"], row["members"], row["moved"], row["state"], row["node"]]
+             for row in recent],
+            title=f"Timeline: the last {len(recent)} of {len(result.timeline)} rebalance(s)"))
 
 
 def show_audit(current: CliEnv, result: "AuditResult") -> None:

@@ -13,6 +13,7 @@ from groupctl import defaults
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
 from groupctl.cli.errors import BadInput, CliError
+from groupctl.coordinator.consumer.config import ConsumerGroupConfig, MigrationPolicy
 from groupctl.layout.coordinators import MAX_GROUP_PARTITIONS
 
 ZK_CONNECT = re.compile(r"^[^\s,/]+:\d{1,5}(,[^\s,/]+:\d{1,5})*(/\S*)?$")
@@ -67,6 +68,11 @@ def run(
     consumer_max_size: Optional[int] = typer.Option(
         defaults.CONSUMER_MAX_SIZE, min=1, metavar="N", help="Most members a consumer group may have: a join "
         "past it gets GROUP_MAX_SIZE_REACHED (Kafka's group.consumer.max.size; default: no limit)."),
+    consumer_migration_policy: MigrationPolicy = typer.Option(
+        defaults.CONSUMER_MIGRATION_POLICY, case_sensitive=False, help="Online migration between the group "
+        "protocols: upgrade lets a consumer-protocol member join a live classic group, downgrade turns a "
+        "consumer group whose last consumer-protocol member left back into a classic group "
+        "(Kafka's group.consumer.migration.policy)."),
     auto_create_topics: bool = typer.Option(
         defaults.AUTO_CREATE_TOPICS, help="Create unknown topics named in Metadata requests."),
     default_partitions: int = typer.Option(defaults.DEFAULT_PARTITIONS, help="Partitions of auto-created topics."),
@@ -107,7 +113,6 @@ def run(
     if not assignors or unknown:
         raise BadInput(f"--consumer-assignors {consumer_assignors!r}: expected a list of "
                        f"{', '.join(defaults.CONSUMER_ASSIGNORS)}")
-    from groupctl.coordinator.consumer.config import ConsumerGroupConfig
     from groupctl.coordinator.classic.config import GroupConfig
     from groupctl.server.config import NodeConfig
     from groupctl.server.journal import JournalError
@@ -128,7 +133,7 @@ def run(
         ),
         consumer_groups=ConsumerGroupConfig(
             session_timeout_ms=consumer_session_timeout_ms, heartbeat_interval_ms=consumer_heartbeat_interval_ms,
-            assignors=assignors, max_size=consumer_max_size,
+            assignors=assignors, max_size=consumer_max_size, migration_policy=consumer_migration_policy,
         ),
     )
     try:

@@ -13,6 +13,7 @@ import typer
 
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
+from groupctl.layout.consumer_groups import CONSUMER
 
 app = typer.Typer(help="Trigger and watch rebalances.", no_args_is_help=True)
 
@@ -40,8 +41,14 @@ def trigger(
 
 
 def _describe(event) -> str:
-    parts = [f"generation {event.previous_generation} -> {event.generation}"
-             if event.previous_generation is not None else f"generation {event.generation}"]
+    """One line per event; a consumer group's names its epoch and state (two lines per epoch:
+    when it moves, and when the group is Stable at it)."""
+    consumer = event.group_type == CONSUMER
+    word = "epoch" if consumer else "generation"
+    moved = event.previous_generation is not None and event.previous_generation != event.generation
+    parts = [f"{word} {event.previous_generation} -> {event.generation}" if moved else f"{word} {event.generation}"]
+    if consumer:
+        parts.append(str(event.state))
     parts.append(f"{event.members} member(s)")
     if event.reason:
         parts.append(f"reason: {event.reason}")
@@ -63,7 +70,8 @@ def watch(
     count: Optional[int] = typer.Option(None, help="Exit 0 after this many completed rebalances."),
     timeout: Optional[float] = typer.Option(None, help="Exit 1 if the count is not reached in this many seconds."),
 ) -> None:
-    """Follow GROUP's rebalances as they complete.
+    """Follow GROUP's rebalances as they complete (a consumer group's epochs: each new one, and
+    the group becoming Stable at it).
 
     A live view on a terminal; one line per rebalance when piped; one JSON object per line with
     --output json."""
@@ -90,12 +98,12 @@ def _live(current, group: str, events) -> None:
 
     def view():
         return render.table(
-            ["GENERATION", "MEMBERS", "REASON", "JOINED", "LEFT", "MOVED", "DURATION-MS"],
+            ["GENERATION", "STATE", "MEMBERS", "REASON", "JOINED", "LEFT", "MOVED", "DURATION-MS"],
             rows, title=f"rebalances of {group} (Ctrl-C to stop)")
 
     with Live(view(), console=current.out, refresh_per_second=4) as live:
         for event in events:
-            rows.append((event.generation, event.members, event.reason,
+            rows.append((event.generation, event.state, event.members, event.reason,
                          ", ".join(m.client_id or m.member_id or "?" for m in event.members_joined) or None,
                          ", ".join(m.client_id or m.member_id or "?" for m in event.members_left) or None,
                          len(event.partitions_moved), event.duration_ms))

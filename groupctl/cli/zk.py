@@ -8,6 +8,7 @@ import typer
 
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
+from groupctl.layout.consumer_groups import CONSUMER
 
 app = typer.Typer(help="Inspect the group documents and znodes in ZooKeeper.", no_args_is_help=True)
 
@@ -101,10 +102,11 @@ def tree(
 def watch(
     ctx: typer.Context,
     group: str = typer.Argument(..., help="Group id."),
-    count: Optional[int] = typer.Option(None, help="Exit 0 after this many new generations."),
+    count: Optional[int] = typer.Option(None, help="Exit 0 after this many new documents."),
     timeout: Optional[float] = typer.Option(None, help="Exit 1 if the count is not reached in this many seconds."),
 ) -> None:
-    """Print GROUP's document each time a new generation is stored.
+    """Print GROUP's document each time a new generation is stored (a consumer group's: each
+    new group epoch, and the group becoming Stable at it).
 
     One JSON object per line with --output json."""
     from groupctl.ops.zk import zk_watch
@@ -114,7 +116,13 @@ def watch(
         if current.json:
             render.emit_json_line(current, stored.stored)
         else:
-            document = stored.document
-            current.out.print(f"generation {document.generation}  state={document.state}  "
-                              f"members={len(document.members)}  leader={document.leader}", markup=False,
-                              highlight=False)
+            current.out.print(_watch_line(stored.document), markup=False, highlight=False)
+
+
+def _watch_line(document) -> str:
+    """`zk watch`'s line for a document of either type."""
+    if document.TYPE == CONSUMER:
+        return (f"group epoch {document.group_epoch}  assignment epoch {document.assignment_epoch}  "
+                f"state={document.state}  members={len(document.members)}  assignor={document.assignor}")
+    return (f"generation {document.generation}  state={document.state}  members={len(document.members)}  "
+            f"leader={document.leader}")

@@ -77,6 +77,7 @@ MESSAGES = {
     9: ("kafka.protocol.consumer.group", "OffsetFetch"),
     47: ("kafka.protocol.consumer.group", "OffsetDelete"),
     2: ("kafka.protocol.consumer.offsets", "ListOffsets"),
+    69: ("groupctl.protocol.consumer_group", "ConsumerGroupDescribe"),
     32000: ("groupctl.protocol.extensions", "GroupctlDescribeGroup"),
     32001: ("groupctl.protocol.extensions", "GroupctlTriggerRebalance"),
 }

@@ -3,10 +3,13 @@
 
 Version ranges are those whose request layout the builders know, chosen so that every Kafka broker
 since 2.x and groupctl's coordinator share one: ListGroups 0-5 (v4 adds the state filter, which
-`groupctl.ops.groups` also applies for older brokers), DescribeGroups 0-6 (v6 answers an unknown
-group GROUP_ID_NOT_FOUND, before it is Dead), OffsetFetch 2-7 (v2 allows "all partitions"; v8+
-batches groups), OffsetCommit 2-9 (v10 names topics by id), ListOffsets 1-11, DeleteGroups 0-2,
-OffsetDelete 0, GroupctlDescribeGroup 0.
+`groupctl.ops.groups` also applies for older brokers; v5 the type filter), DescribeGroups 0-6 (v6
+answers an unknown group GROUP_ID_NOT_FOUND, before it is Dead), OffsetFetch 2-7 (v2 allows "all
+partitions"; v8+ batches groups), OffsetCommit 2-9 (v10 names topics by id), ListOffsets 1-11,
+DeleteGroups 0-2, OffsetDelete 0, GroupctlDescribeGroup 0. ConsumerGroupDescribe:
+`groupctl.client.consumer_group_apis`, which also pipelines it beside DescribeGroups for whatever
+learns a group's state and members (`group_state_calls`): DescribeGroups alone does not describe
+a KIP-848 consumer group.
 
 Errors: the coordinator-moved codes (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
 NOT_COORDINATOR) raise `CoordinatorMoved`; GROUP_ID_NOT_FOUND raises `NotFound`; other group-level
@@ -27,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
-from groupctl.errors import NotFound, OpsError, Unreachable
+from groupctl.errors import NotFound, OpsError, Unreachable, Unsupported
 from groupctl.client.kafka import (
     RETRIABLE_COORDINATOR_ERRORS,
     Call,
@@ -136,6 +139,8 @@ class GroupInfo:
     protocol_type: str
     protocol: str
     members: tuple[MemberInfo, ...]
+    group_type: str = "classic"  # "consumer": a KIP-848 group, as ConsumerGroupDescribe described it
+    # (`consumer_group_apis.parse_group_states`)
 
 
 def describe_groups_call(coordinator: Node, groups: Sequence[str]) -> Call:
@@ -159,28 +164,26 @@ def _member_assignment(protocol_type: str, data: bytes) -> dict[str, tuple[int, 
 
 def parse_describe_groups(response: Any) -> list[GroupInfo]:
     """One GroupInfo per group, in request order; a group that does not exist has exists=False."""
-    infos = []
-    for g in response.groups:
-        missing = g.error_code == GROUP_ID_NOT_FOUND or (g.error_code == 0 and g.group_state == "Dead")
-        if not missing:
-            _check_group_error(g.error_code, g.group_id, "DescribeGroups")
-        members = tuple(
-            MemberInfo(
-                member_id=m.member_id,
-                group_instance_id=m.group_instance_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                assignment=_member_assignment(g.protocol_type, m.member_assignment),
-            )
-            for m in g.members
+    return [parse_described_group(g) for g in response.groups]
+
+
+def parse_described_group(g: Any) -> GroupInfo:
+    """One group of a DescribeGroups answer (see `parse_describe_groups`)."""
+    missing = g.error_code == GROUP_ID_NOT_FOUND or (g.error_code == 0 and g.group_state == "Dead")
+    if not missing:
+        _check_group_error(g.error_code, g.group_id, "DescribeGroups")
+    members = tuple(
+        MemberInfo(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            assignment=_member_assignment(g.protocol_type, m.member_assignment),
         )
-        infos.append(GroupInfo(g.group_id, not missing, "Dead" if missing else g.group_state,
-                               g.protocol_type, g.protocol_data, members))
-    return infos
-
-
-def describe_groups(client: KafkaClient, coordinator: Node, groups: Sequence[str]) -> list[GroupInfo]:
-    return parse_describe_groups(client.call_many([describe_groups_call(coordinator, groups)])[0])
+        for m in g.members
+    )
+    return GroupInfo(g.group_id, not missing, "Dead" if missing else g.group_state,
+                     g.protocol_type, g.protocol_data, members)
 
 
 # -- ListGroups ------------------------------------------------------------------------------
@@ -191,22 +194,29 @@ class ListedGroup:
     group: str
     protocol_type: str
     state: Optional[str]  # None when the broker's ListGroups version predates states (v0-3)
+    group_type: Optional[str] = None  # "classic" or "consumer"; None before ListGroups v5
 
 
-def list_groups_call(node: Node, states: Sequence[str]) -> Call:
+def list_groups_call(node: Node, states: Sequence[str], types: Sequence[str] = ()) -> Call:
     def build(cls: type, version: int) -> Any:
-        return cls(states_filter=list(states), types_filter=[])
+        return cls(states_filter=list(states), types_filter=list(types))
 
     return Call(node, LIST_GROUPS, (0, 5), build)
 
 
-def parse_list_groups(response: Any, node: Node) -> list[ListedGroup]:
+def parse_list_groups(response: Any, node: Node, types: Sequence[str] = ()) -> list[ListedGroup]:
+    """The groups `node` listed; Unsupported when `types` should filter them but the node's
+    ListGroups predates group types (v5, Kafka 3.8), as Kafka's admin client refuses it."""
     if response.error_code in RETRIABLE_COORDINATOR_ERRORS:
         raise CoordinatorMoved(f"node {node.node_id} cannot list groups yet: {error_name(response.error_code)}")
     if response.error_code:
         raise OpsError(f"listing groups on node {node.node_id} failed: {error_name(response.error_code)}")
-    has_state = response.version >= 4
-    return [ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None)
+    if types and response.version < 5:
+        raise Unsupported(f"node {node.node_id} ({node.address}) cannot list groups by type "
+                          f"(it serves ListGroups up to v{response.version}; types need v5)")
+    has_state, has_type = response.version >= 4, response.version >= 5
+    return [ListedGroup(g.group_id, g.protocol_type, g.group_state if has_state else None,
+                        g.group_type if has_type else None)
             for g in response.groups]
 
 

@@ -17,11 +17,23 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Mapping, Optional
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """A decoded `ConsumerProtocolSubscription`: what a classic-protocol member of a consumer
+    group (online migration) tells the coordinator in its JoinGroup."""
+
+    version: int
+    topics: tuple[str, ...]
+    owned: dict[str, list[int]]  # {topic: partitions}; {} before v1, where nothing is said (eager members own nothing)
+    rack_id: Optional[str]
 
 
 def parse_subscription(data: bytes) -> Optional[list[str]]:
@@ -31,6 +43,29 @@ def parse_subscription(data: bytes) -> Optional[list[str]]:
         return [str(topic) for topic in decoded.topics or ()]
     except Exception:  # noqa: BLE001 - any malformed input is "undecodable", by design
         return None
+
+
+def parse_subscription_details(data: bytes) -> Optional[Subscription]:
+    """The whole subscription, or None when the bytes do not decode."""
+    try:
+        decoded = ConsumerProtocolSubscription.decode(bytes(data))
+        owned: dict[str, list[int]] = {}
+        for entry in getattr(decoded, "owned_partitions", None) or ():
+            owned.setdefault(str(entry.topic), []).extend(int(p) for p in entry.partitions or ())
+        return Subscription(int(decoded.version), tuple(str(t) for t in decoded.topics or ()), owned,
+                            getattr(decoded, "rack_id", None) or None)
+    except Exception:  # noqa: BLE001 - any malformed input is "undecodable", by design
+        return None
+
+
+def encode_assignment(partitions: Mapping[str, list[int]], version: int) -> bytes:
+    """A `ConsumerProtocolAssignment` of {topic: partitions}, at `version` (capped at the newest
+    kafka-python knows: a member reads any version up to the one it subscribed with)."""
+    version = max(0, min(version, ConsumerProtocolAssignment.max_version))
+    return ConsumerProtocolAssignment(
+        version=version, user_data=None,
+        assigned_partitions=[ConsumerProtocolAssignment.TopicPartition(topic=topic, partitions=sorted(ps))
+                             for topic, ps in sorted(partitions.items())]).encode(version=version)
 
 
 def parse_assignment(data: bytes) -> Optional[dict[str, list[int]]]:

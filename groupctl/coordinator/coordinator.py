@@ -2,11 +2,19 @@
 runtime's core.
 
 Invariants:
-- A group id names at most one group, of one type. A consumer-protocol join (epoch 0) turns an
-  Empty classic group into a consumer group (its committed offsets stay); a classic group with
-  members keeps its id (the heartbeat gets GROUP_ID_NOT_FOUND: online migration is not built
-  yet). The classic member APIs do not reach a consumer group: JoinGroup gets
-  INCONSISTENT_GROUP_PROTOCOL, SyncGroup, Heartbeat and LeaveGroup UNKNOWN_MEMBER_ID.
+- A group id names at most one group, of one type; its committed offsets stay whatever the type
+  becomes. A consumer-protocol join (epoch 0) turns an Empty classic group into a consumer
+  group, and a classic JoinGroup turns an Empty consumer group into a classic group.
+- Online migration (`migration`, under `ConsumerGroupConfig.migration_policy`): a
+  consumer-protocol join to a live classic group of protocol type "consumer" upgrades it (its
+  members stay, on the classic protocol, with their partitions); when the last
+  consumer-protocol member of a consumer group leaves and classic-protocol members remain, it
+  becomes classic again. Otherwise the heartbeat gets GROUP_ID_NOT_FOUND.
+- The classic member APIs on a consumer group with members are answered by its
+  classic-protocol members' rules (`consumer.classic_members`).
+- Deliberate difference from Apache Kafka: a classic group is upgraded only if the joining
+  member fits (Kafka converts a group of exactly the maximum size, then refuses the join and
+  undoes the conversion; this core does not undo, so it checks first).
 - Committed offsets live in one store for both types (`groupctl.coordinator.offsets`), which asks
   each group for its verdict (a consumer member commits at its member epoch).
 - Every group-scoped operation first asks the `Placement` whether this node serves the group, in
@@ -35,13 +43,19 @@ from groupctl.coordinator.classic.messages import (
     TriggerRebalance,
 )
 from groupctl.coordinator.classic.state import GroupState
+from groupctl.coordinator.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from groupctl.coordinator import migration
 from groupctl.coordinator.consumer import admin as consumer_admin
+from groupctl.coordinator.consumer import classic_members
+from groupctl.coordinator.consumer import events as consumer_events
 from groupctl.coordinator.consumer import takeover as consumer_takeover
 from groupctl.coordinator.consumer import target
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
-from groupctl.coordinator.consumer.context import ConsumerCore
+from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers
 from groupctl.coordinator.consumer.describe import describe
-from groupctl.coordinator.consumer.heartbeat import Refused, check_request, heartbeat
+from groupctl.coordinator.consumer.group import ConsumerGroup
+from groupctl.coordinator.consumer.member import ConsumerMember
+from groupctl.coordinator.consumer.heartbeat import Refused, arm_session, check_request, heartbeat
 from groupctl.coordinator.consumer.messages import (
     ConsumerHeartbeat,
     ConsumerHeartbeatResult,
@@ -64,33 +78,50 @@ class Coordinator:
                  placement: Optional[Placement] = None) -> None:
         self.placement = placement if placement is not None else Placement.everything()
         self._new_uuid = new_uuid
-        self.consumer = ConsumerCore(timer=timer, config=consumer_config, node_id=node_id)
+        self.consumer = ConsumerCore(timer=timer, config=consumer_config, node_id=node_id, downgrade=self._downgrade)
         self.classic = GroupCoordinator(timer=timer, config=config, node_id=node_id, new_uuid=new_uuid,
                                         placement=self.placement, other_groups=self.consumer.groups.get)
+        self._classic_config = config
 
     def _consumer_group(self, group_id: str) -> bool:
         return group_id in self.consumer.groups
 
+    def _live_consumer_group(self, group_id: str) -> bool:
+        """A consumer group with members, served here: the classic APIs reach its classic-protocol
+        members."""
+        group = self.consumer.groups.get(group_id)
+        return group is not None and bool(group.members) and not self.placement.error(group_id)
+
     # --- the classic member APIs -----------------------------------------------------------------
 
     def join_group(self, token: Hashable, req: JoinGroup, now_ms: int) -> Result:
-        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
-            return Result().reply(token, JoinGroupResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
-                                                         member_id=req.member_id))
+        if self._live_consumer_group(req.group_id):
+            bounds = self._classic_config.min_session_timeout_ms, self._classic_config.max_session_timeout_ms
+            if not bounds[0] <= req.session_timeout_ms <= bounds[1]:
+                return Result().reply(token, JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
+            return classic_members.join(self.consumer, token, req, now_ms, self._new_uuid())
+        if self._consumer_group(req.group_id) and not self.placement.error(req.group_id):
+            del self.consumer.groups[req.group_id]  # Empty: the id passes to a classic group, offsets and all
         return self.classic.join_group(token, req, now_ms)
 
     def sync_group(self, token: Hashable, req: SyncGroup, now_ms: int) -> Result:
-        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+        if self._live_consumer_group(req.group_id):
+            return classic_members.sync(self.consumer, token, req, now_ms)
+        if self._consumer_group(req.group_id) and not self.placement.error(req.group_id):
             return Result().reply(token, SyncGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
         return self.classic.sync_group(token, req, now_ms)
 
     def heartbeat(self, token: Hashable, req: Heartbeat, now_ms: int) -> Result:
-        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+        if self._live_consumer_group(req.group_id):
+            return classic_members.heartbeat(self.consumer, token, req, now_ms)
+        if self._consumer_group(req.group_id) and not self.placement.error(req.group_id):
             return Result().reply(token, HeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID))
         return self.classic.heartbeat(token, req, now_ms)
 
     def leave_group(self, token: Hashable, req: LeaveGroup, now_ms: int) -> Result:
-        if not self.placement.error(req.group_id) and self._consumer_group(req.group_id):
+        if self._live_consumer_group(req.group_id):
+            return classic_members.leave(self.consumer, token, req, now_ms)
+        if self._consumer_group(req.group_id) and not self.placement.error(req.group_id):
             return Result().reply(token, LeaveGroupResult(ErrorCode.UNKNOWN_MEMBER_ID))
         return self.classic.leave_group(token, req, now_ms)
 
@@ -102,16 +133,56 @@ class Coordinator:
         if error:
             return Result().reply(token, ConsumerHeartbeatResult(error))
         state = self.classic.state_of(req.group_id)
-        if state is not None:
-            if state is not GroupState.EMPTY or req.member_epoch != 0:
-                return Result().reply(token, ConsumerHeartbeatResult(
-                    ErrorCode.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is a classic group, not a consumer group."))
-            try:
-                check_request(self.consumer, req)  # a malformed join must not take the id over
-            except Refused as refused:
-                return Result().reply(token, ConsumerHeartbeatResult(refused.error, str(refused)))
-            self.classic.give_up_empty(req.group_id)
-        return heartbeat(self.consumer, token, req, now_ms, self._new_uuid())
+        if state is None:
+            return heartbeat(self.consumer, token, req, now_ms, self._new_uuid())
+        refusal = self._upgrade_refusal(req) if state is not GroupState.EMPTY else None
+        if req.member_epoch != 0 or refusal is not None:
+            return Result().reply(token, ConsumerHeartbeatResult(
+                ErrorCode.GROUP_ID_NOT_FOUND,
+                f"Group {req.group_id} is a classic group, not a consumer group{refusal or ''}."))
+        try:
+            check_request(self.consumer, req)  # a malformed join must not take the id over
+        except Refused as refused:
+            return Result().reply(token, ConsumerHeartbeatResult(refused.error, str(refused)))
+        classic, out = self.classic.give_up(req.group_id)
+        if classic.members:
+            group = migration.consumer_group_from(classic, self.consumer.topics)
+            self._install(group)
+            out.events += consumer_events.upgraded(self.consumer, group, now_ms, member_id=req.member_id or None,
+                                                   client_id=req.client_id)
+        return out.extend(heartbeat(self.consumer, token, req, now_ms, self._new_uuid()))
+
+    def _upgrade_refusal(self, req: ConsumerHeartbeat) -> Optional[str]:
+        """Why the live classic group cannot become a consumer group as `req` joins (None: it can)."""
+        classic = self.classic.group(req.group_id)
+        limit = self.consumer.config.max_size
+        if not self.consumer.config.migration_policy.upgrades:
+            return " (the migration policy does not allow upgrades)"
+        if classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return f" of protocol type {classic.protocol_type!r}, which cannot be upgraded"
+        if limit is not None and len(classic.members) >= limit and req.instance_id not in classic.static_members:
+            return f" with {len(classic.members)} members: a consumer group may have {limit}, the joining one included"
+        return None
+
+    def _install(self, group: ConsumerGroup) -> None:
+        self.consumer.groups[group.group_id] = group
+        for member in group.members.values():
+            assert member.classic is not None
+            arm_session(self.consumer, group.group_id, member.member_id, member.classic.session_timeout_ms)
+
+    def _downgrade(self, group: ConsumerGroup, leaving: ConsumerMember, now_ms: int) -> Optional[Result]:
+        """The consumer core's `downgrade`: the group becomes classic, without `leaving`."""
+        staying = [m for m in group.members if m != leaving.member_id]
+        if self._classic_config.max_group_size is not None and len(staying) > self._classic_config.max_group_size:
+            return None
+        del self.consumer.groups[group.group_id]
+        for member_id in group.members:
+            cancel_member_timers(self.consumer, group.group_id, member_id)
+        classic = migration.classic_group_from(group, self.consumer.topics, leaving.member_id)
+        migrated = consumer_events.downgraded(self.consumer, group, leaving, now_ms)
+        out = self.classic.adopt(classic, now_ms, f"the last consumer-protocol member, {leaving.member_id}, left")
+        out.events.insert(0, migrated)
+        return out
 
     def describe_consumer_groups(self, token: Hashable, group_ids: tuple[str, ...], now_ms: int) -> Result:
         """Reply: tuple[DescribedConsumerGroup, ...] (a group this node does not serve: its
@@ -145,7 +216,9 @@ class Coordinator:
         return Result().reply(token, tuple(sorted(classic + consumer, key=lambda g: g.group_id)))
 
     def describe_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
-        """Reply: tuple[GroupDescription, ...], consumer groups described as DescribeGroups shows them."""
+        """Reply: tuple[GroupDescription, ...]. As Apache Kafka 4, DescribeGroups describes classic
+        groups only: a consumer group is GROUP_ID_NOT_FOUND "not a classic group" (Dead before
+        DescribeGroups v6); ConsumerGroupDescribe describes it."""
         classic = iter(self.classic.describe_groups(
             token, tuple(g for g in req if not self._consumer_group(g)), now_ms).replies.pop().response)
         return Result().reply(token, tuple(
@@ -153,8 +226,8 @@ class Coordinator:
 
     def _described(self, group_id: str) -> GroupDescription:
         error = self.placement.error(group_id)
-        return GroupDescription(group_id, error) if error else consumer_admin.described(
-            self.consumer, self.consumer.groups[group_id])
+        return GroupDescription(group_id, error) if error else GroupDescription(
+            group_id, ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} is not a classic group.")
 
     def delete_groups(self, token: Hashable, req: tuple[str, ...], now_ms: int) -> Result:
         """Reply: tuple[DeletedGroup, ...]; records: a GroupTombstone per deleted group."""

@@ -18,6 +18,9 @@ When (the classic core's emission points; an operation puts its events in its `R
 - `member_left`: LeaveGroup. `member_expired`: removed by the coordinator (see EXPIRED_*).
 - `offset_commit`: one per accepted partition. `offset_delete`: one per deleted committed offset.
 - `group_deleted`: DeleteGroups.
+Consumer groups (KIP-848; `consumer.events` says where each is emitted): `group_epoch_bumped`,
+`target_assignment_computed`, `member_reconciled`, `group_stable`, `group_migrated`, and the
+member, offset and deletion events above with the group epoch as `generation`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,20 @@ EXPIRED_SESSION = "session expiry"
 EXPIRED_SYNC = "sync timeout"
 EXPIRED_GROUP_MAX_SIZE = "group max size"
 EXPIRED_JOIN = "join timeout"
+EXPIRED_REBALANCE = "rebalance timeout"  # a consumer member that did not revoke in time (KIP-848)
+
+# Why a consumer group's epoch was bumped (`group_epoch_bumped`'s reason), in the classic
+# rebalance reasons' words where they mean the same; a member's removal bumps it with the
+# removal's reason (LEAVE, or the EXPIRED_* value of its `member_expired`).
+JOIN = "join"
+LEAVE = "leave"
+SUBSCRIPTION_CHANGE = "subscription change"
+TOPIC_CHANGE = "topic change"
+TRIGGER = "trigger"
+
+# `group_migrated`'s group_type: what the group became.
+CLASSIC = "classic"
+CONSUMER = "consumer"
 
 
 def rebalance_started(
@@ -108,3 +125,62 @@ def offset_delete(node: int, ts: int, group: str, *, topic: str, partition: int)
 
 def group_deleted(node: int, ts: int, group: str) -> Event:
     return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_deleted", "group": group}
+
+
+# -- consumer groups (KIP-848) ---------------------------------------------------------------------
+
+def group_epoch_bumped(
+    node: int, ts: int, group: str, *, generation: int, reason: str, member_id: Optional[str],
+    client_id: Optional[str], members: int,
+) -> Event:
+    """`generation` is the new group epoch; `member_id` / `client_id` name the member that caused
+    it (null for a topic change or a trigger); `members` is the member count at the new epoch."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_epoch_bumped", "group": group,
+            "generation": generation, "reason": reason, "member_id": member_id, "client_id": client_id,
+            "members": members}
+
+
+def target_assignment_computed(
+    node: int, ts: int, group: str, *, generation: int, protocol: Optional[str], members: int, moved: int,
+    member_ids: list[str], assignment: list[dict[str, Any]],
+) -> Event:
+    """`generation` is the assignment epoch (the group epoch it was computed at); `protocol` the
+    assignor; `moved` the partitions whose target owner changed (newly targeted ones included);
+    `member_ids` the members whose target changed and `assignment` their new targets (as
+    `assignment_rows` builds them): an unchanged target is left out."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "target_assignment_computed", "group": group,
+            "generation": generation, "protocol": protocol, "members": members, "moved": moved,
+            "member_ids": member_ids, "assignment": assignment}
+
+
+def member_reconciled(
+    node: int, ts: int, group: str, *, member_id: str, client_id: str, instance_id: Optional[str], generation: int,
+    member_epoch: int, state: str, assignment: Optional[list[dict[str, Any]]],
+    revoking: Optional[list[dict[str, Any]]],
+) -> Event:
+    """The member's epoch, state or partitions changed: it owns `assignment` (null: the same as at
+    its previous `member_reconciled`) plus `revoking` (null: none) at `member_epoch`;
+    `generation` is the group epoch; `state` a member state (stable, unrevoked_partitions,
+    unreleased_partitions)."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "member_reconciled", "group": group,
+            "member_id": member_id, "client_id": client_id, "instance_id": instance_id, "generation": generation,
+            "member_epoch": member_epoch, "state": state, "assignment": assignment, "revoking": revoking}
+
+
+def group_stable(node: int, ts: int, group: str, *, generation: int, members: int) -> Event:
+    """Every member reached the target assignment of group epoch `generation`."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_stable", "group": group,
+            "generation": generation, "members": members}
+
+
+def group_migrated(
+    node: int, ts: int, group: str, *, group_type: str, generation: int, member_id: Optional[str],
+    client_id: Optional[str], members: int,
+) -> Event:
+    """Online migration: the group became a `group_type` (CLASSIC or CONSUMER) group at
+    `generation` (its generation / group epoch after the conversion), with `members` members,
+    because of the member `member_id` (one of the consumer protocol joining a classic group, or
+    the last one leaving a consumer group; its own join or leave event tells which)."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_migrated", "group": group,
+            "group_type": group_type, "generation": generation, "member_id": member_id, "client_id": client_id,
+            "members": members}

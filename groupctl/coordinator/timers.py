@@ -26,6 +26,8 @@ class Timer(Protocol):
 
     def cancel(self, key: Hashable) -> None: ...
 
+    def is_scheduled(self, key: Hashable) -> bool: ...
+
 
 class ManualTimer:
     """A timer driven by an explicit clock: for tests and for replaying history.
@@ -48,6 +50,9 @@ class ManualTimer:
 
     def cancel(self, key: Hashable) -> None:
         self._live.pop(key, None)
+
+    def is_scheduled(self, key: Hashable) -> bool:
+        return key in self._live
 
     def pending(self) -> dict[Hashable, int]:
         """Key -> deadline of every live timer."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
@@ -73,6 +75,15 @@ def text(path: str, document: dict[str, Any], name: str, *, default: Any = _MISS
     if not isinstance(value, str):
         raise LayoutError(path, f'"{name}" must be a string, not {value!r}')
     return value
+
+
+def base64_bytes(path: str, document: dict[str, Any], name: str) -> bytes:
+    """The bytes the base64 string field `name` holds."""
+    value = text(path, document, name)
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise LayoutError(path, f'"{name}" is not base64: {value!r}') from None
 
 
 def is_number(text: str) -> bool:

@@ -3,8 +3,12 @@
 "state", "topics": {"<topic id>": "<topic name>"}, "subscribed": {"<topic id>": <partitions>}, "members": [{"member_id", "instance_id",
 "rack_id", "client_id", "client_host", "rebalance_timeout_ms", "subscribed_topic_names",
 "subscribed_topic_regex", "server_assignor", "member_epoch", "previous_member_epoch",
-"member_state", "assigned", "pending_revocation", "target"}], "ownership": {"<topic>":
+"member_state", "assigned", "pending_revocation", "target", "classic"}], "ownership": {"<topic>":
 {"<p>": "<member id>"}}, "coordinator", "updated_at_ms"}`.
+
+A classic-protocol member of the group (online migration) also has "classic":
+`{"session_timeout_ms", "protocols": [{"name", "metadata_base64"}]}`, its last JoinGroup's
+protocols in its preference order; a member of the consumer protocol has no such key.
 
 Assignments ("assigned", "pending_revocation", "target") are `{"<topic id>": [partitions]}`:
 topic ids are what the protocol and the core use; "topics" names them for people, and
@@ -24,13 +28,50 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
-from groupctl.layout.codec import LayoutError, check_version, encode, integer, ownership_map, strings, text, within
+import base64
+
+from groupctl.layout.codec import (
+    LayoutError,
+    base64_bytes,
+    check_version,
+    encode,
+    integer,
+    ownership_map,
+    strings,
+    text,
+    within,
+)
 from groupctl.layout.paths import group_path
 
 VERSION = 1
 CONSUMER = "consumer"
 
 PartitionsById = dict[str, list[int]]
+
+
+@dataclass(frozen=True)
+class ClassicMemberDocument:
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]  # (name, metadata), the member's preference order
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session_timeout_ms": self.session_timeout_ms,
+                "protocols": [{"name": name, "metadata_base64": base64.b64encode(metadata).decode("ascii")}
+                              for name, metadata in self.protocols]}
+
+    @classmethod
+    def from_json(cls, path: str, value: Any) -> "ClassicMemberDocument":
+        with within(path, "classic"):
+            if not isinstance(value, dict) or not isinstance(value.get("protocols"), list) or not value["protocols"]:
+                raise LayoutError(path, f'must be an object with a non-empty "protocols" list, not {value!r}')
+            protocols = []
+            for index, protocol in enumerate(value["protocols"]):
+                with within(path, f"protocols[{index}]"):
+                    if not isinstance(protocol, dict):
+                        raise LayoutError(path, f"must be an object, not {protocol!r}")
+                    protocols.append((text(path, protocol, "name"), base64_bytes(path, protocol, "metadata_base64")))
+            return cls(session_timeout_ms=integer(path, value, "session_timeout_ms", minimum=1),
+                       protocols=tuple(protocols))
 
 
 @dataclass(frozen=True)
@@ -50,9 +91,10 @@ class ConsumerMemberDocument:
     assigned: PartitionsById
     pending_revocation: PartitionsById
     target: PartitionsById
+    classic: Optional[ClassicMemberDocument] = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        member = {
             "member_id": self.member_id, "instance_id": self.instance_id, "rack_id": self.rack_id,
             "client_id": self.client_id, "client_host": self.client_host,
             "rebalance_timeout_ms": self.rebalance_timeout_ms,
@@ -63,6 +105,9 @@ class ConsumerMemberDocument:
             "assigned": _sorted(self.assigned), "pending_revocation": _sorted(self.pending_revocation),
             "target": _sorted(self.target),
         }
+        if self.classic is not None:
+            member["classic"] = self.classic.to_json()
+        return member
 
     @classmethod
     def from_json(cls, path: str, index: int, member: Any) -> "ConsumerMemberDocument":
@@ -85,6 +130,8 @@ class ConsumerMemberDocument:
                 assigned=_partitions(path, member, "assigned"),
                 pending_revocation=_partitions(path, member, "pending_revocation"),
                 target=_partitions(path, member, "target"),
+                classic=(ClassicMemberDocument.from_json(path, member["classic"])
+                         if member.get("classic") is not None else None),
             )
 
 

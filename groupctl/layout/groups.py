@@ -23,12 +23,12 @@ group, by GroupctlDescribeGroup, and by the tools (`zk show|watch`, `rebalance w
 from __future__ import annotations
 
 import base64
-import binascii
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
 from groupctl.layout.codec import (
     LayoutError,
+    base64_bytes,
     check_version,
     decode_object,
     encode,
@@ -128,8 +128,8 @@ class GroupMember:
                 rebalance_timeout_ms=integer(path, member, "rebalance_timeout_ms"),
                 subscription=strings(path, member, "subscription"),
                 assignment=_partitions(path, member, "assignment"),
-                metadata_bytes=_base64(path, member, "metadata_base64"),
-                assignment_bytes=_base64(path, member, "assignment_base64"),
+                metadata_bytes=base64_bytes(path, member, "metadata_base64"),
+                assignment_bytes=base64_bytes(path, member, "assignment_base64"),
             )
 
 
@@ -221,11 +221,3 @@ def _partitions(path: str, document: dict[str, Any], name: str) -> dict[str, lis
             isinstance(partitions, list) and all(_is_int(p) for p in partitions) for partitions in value.values()):
         raise LayoutError(path, f'"{name}" must be an object of partition lists, not {value!r}')
     return value
-
-
-def _base64(path: str, document: dict[str, Any], name: str) -> bytes:
-    value = text(path, document, name)
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raise LayoutError(path, f'"{name}" is not base64: {value!r}') from None

@@ -6,6 +6,16 @@ read them with the Spark schema built from `FIELDS` (`groupctl.analytics.schemas
 
 Kinds: "int" (32 bits), "long" (64 bits), "string", "string[]", and "assignment[]" (a list of
 ASSIGNMENT_ROW objects). Every field may be null; an event leaves other types' fields out.
+
+Versions: an event type's fields, once released, are what readers of that version expect (a
+journal an earlier release wrote is held to them by a test); adding an event type, or a field
+that only new event types carry, keeps the version, since readers select events by type and
+ignore fields they do not know. Changing what a released field or event means takes a new
+SCHEMA_VERSION, added to READABLE_VERSIONS once the analyses read it. The consumer-group events
+(KIP-848: `group_epoch_bumped` ... `group_migrated`) were added that way, within version 1;
+consumer groups also emit the classic `member_joined`, `member_left`, `member_expired`,
+`offset_commit`, `offset_delete` and `group_deleted`, with the group epoch as `generation`
+(an `offset_commit` of a consumer member carries its member epoch, as its request does).
 """
 
 from __future__ import annotations
@@ -21,11 +31,13 @@ FIELDS = (
     ("members", "int"), ("started_ts", "long"), ("duration_ms", "long"), ("state", "string"),
     ("protocol", "string"), ("leader", "string"), ("member_ids", "string[]"), ("assignment", "assignment[]"),
     ("topic", "string"), ("partition", "int"), ("offset", "long"),
+    ("member_epoch", "int"), ("moved", "int"), ("revoking", "assignment[]"), ("group_type", "string"),
 )
 """Every field of every event, in the order the analyses lay their columns out."""
 
 ASSIGNMENT_ROW = (("member_id", "string"), ("client_id", "string"), ("topic", "string"), ("partition", "int"))
-"""One owned partition of a `rebalance_completed` event's `assignment`."""
+"""One partition of an "assignment[]" field: owned (`rebalance_completed`, `member_reconciled`),
+to be given up (`member_reconciled`'s `revoking`) or targeted (`target_assignment_computed`)."""
 
 COMMON = ("v", "seq", "ts", "node", "event", "group")
 """The fields every event has (`seq` is the writer's, the others the core's)."""
@@ -40,5 +52,11 @@ EVENTS = {
     "offset_commit": ("member_id", "generation", "topic", "partition", "offset"),
     "offset_delete": ("topic", "partition"),
     "group_deleted": (),
+    "group_epoch_bumped": ("generation", "reason", "member_id", "client_id", "members"),
+    "target_assignment_computed": ("generation", "protocol", "members", "moved", "member_ids", "assignment"),
+    "member_reconciled": ("member_id", "client_id", "instance_id", "generation", "member_epoch", "state",
+                          "assignment", "revoking"),
+    "group_stable": ("generation", "members"),
+    "group_migrated": ("group_type", "generation", "member_id", "client_id", "members"),
 }
 """Each event type's own fields."""

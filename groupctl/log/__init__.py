@@ -9,6 +9,7 @@ from groupctl.log.errors import (
     LogError,
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
+    PartitionDeletedError,
     UnsupportedMagicError,
 )
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
@@ -28,6 +29,7 @@ __all__ = [
     "LogManager",
     "OffsetOutOfRangeError",
     "OutOfOrderSequenceError",
+    "PartitionDeletedError",
     "PartitionLog",
     "ProducerIdAllocator",
     "ProducerStateManager",

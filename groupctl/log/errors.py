@@ -38,6 +38,11 @@ class LogDirLockedError(LogError):
     """Another process holds the data directory's lock."""
 
 
+class PartitionDeletedError(LogError):
+    """The partition's topic was deleted while its log was being opened: the log is discarded,
+    not served. Answered as UNKNOWN_TOPIC_OR_PARTITION."""
+
+
 class OutOfOrderSequenceError(LogError):
     """An idempotent batch's first sequence does not follow the producer's last appended one
     (a gap, or a new epoch not starting at 0). Answered as OUT_OF_ORDER_SEQUENCE_NUMBER."""

@@ -7,6 +7,23 @@ held with flock while the manager is open, so two nodes cannot write the same lo
 Logs open on first use and recover from what is on disk then; a partition nobody touches costs
 nothing. With `data_dir=None` every log lives in memory and is gone when the node stops.
 
+Opening off the event loop: creating a log on disk (a directory and two files) takes ~2 ms on
+the benchmark machine, and recovering one reads its active segment, so 900 new partitions
+opened on the loop stopped it for seconds. The node therefore opens logs with `await open()`,
+which builds the `PartitionLog` in one of OPEN_THREADS worker threads and registers it on the
+loop's thread; an open log is still a dict lookup (`get`). Building a log touches only its own
+directory (its files, a new producer state, the thread-safe `logging`), so it is safe off the
+loop; once open, a log is read and written only on the loop (see `partition.py`). `open_soon`
+opens logs in the background, at most BACKGROUND_OPENS at a time, for partitions about to be
+asked for (a topic that grew). `partition` is the synchronous open, for callers without a loop.
+
+Invariants:
+- At most one PartitionLog per directory: concurrent opens of a partition share one attempt; an
+  attempt whose topic is deleted meanwhile (abandoned) removes what it built, and a later attempt
+  on the same partition starts only once it has.
+- A failed open is not remembered: the next `open` tries again.
+- `close` waits for the worker threads, so none touches the data dir once its lock is released.
+
 The manager also owns the node's producer-id allocator (`producer_ids`, see `producer_ids.py`):
 producer ids exist for the partition logs' producer state, and the allocator needs no files,
 only the node's id (which keeps ids of different nodes apart).
@@ -14,21 +31,50 @@ only the node's id (which keeps ids of different nodes apart).
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
+import logging
 import os
 import re
 import shutil
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
-from groupctl.log.errors import LogDirLockedError
+from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
 from groupctl.log.partition import PartitionLog
 from groupctl.log.producer_ids import ProducerIdAllocator
 
+log = logging.getLogger(__name__)
+
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
+# Worker threads building logs. Creating one is almost all kernel time (file-system calls, which
+# release the GIL: ~0.08 ms user and 1-2 ms system each on the benchmark machine, 2 cores), so
+# threads overlap it only partly: 900 background opens took 2.4-2.8 s one at a time and 1.6-2.1 s
+# two at a time (the machine busy with other work). Background opens use at most
+# BACKGROUND_OPENS threads, so requests always have the others and queue behind at most that many.
+OPEN_THREADS = 4
+BACKGROUND_OPENS = 2
 
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+Key = tuple[str, int]
+
+
+class _Attempt:
+    """One attempt to open a partition's log in a worker thread."""
+
+    __slots__ = ("directory", "task", "built", "abandoned", "discarding", "settled")
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.task: Optional[asyncio.Task[PartitionLog]] = None
+        self.built: Optional[Future[PartitionLog]] = None  # the worker thread's job, once submitted
+        self.abandoned = False  # its topic was deleted meanwhile: what it builds is removed, not served
+        self.discarding = False  # the removal of what it built is under way
+        self.settled = False  # `close` has dealt with what it built
 
 
 class LogManager:
@@ -43,7 +89,14 @@ class LogManager:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.segment_bytes = segment_bytes
         self.index_interval_bytes = index_interval_bytes
-        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._logs: dict[Key, PartitionLog] = {}
+        self._opening: dict[Key, _Attempt] = {}  # attempts in flight
+        self._abandoned: dict[Key, _Attempt] = {}  # attempts in flight whose topic was deleted
+        self._executor: Optional[ThreadPoolExecutor] = None  # started by the first `open`
+        self._queue: deque[Key] = deque()  # `open_soon`'s partitions not yet started
+        self._queued: set[Key] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._closed = False
         self.producer_ids = ProducerIdAllocator(node_id=node_id)
         self._lock_fd: Optional[int] = None
         if self.data_dir is not None:
@@ -56,15 +109,20 @@ class LogManager:
                 raise LogDirLockedError(f"{self.data_dir} is in use by another process") from None
             self._lock_fd = fd
 
+    def get(self, topic: str, partition: int) -> Optional[PartitionLog]:
+        """The log of `topic`/`partition` if it is open, else None (never opens one)."""
+        return self._logs.get((topic, partition))
+
     def partition(self, topic: str, partition: int) -> PartitionLog:
-        """The log of `topic`/`partition`, opened (and recovered) or created on first use."""
+        """The log of `topic`/`partition`, opened (and recovered) or created on first use, on
+        the caller's thread. The node uses `open`, which does that work in a worker thread."""
         key = (topic, partition)
         existing = self._logs.get(key)
         if existing is not None:
             return existing
-        if not _TOPIC.match(topic) or topic in (".", "..") or partition < 0:
-            raise ValueError(f"not a partition: {topic!r}/{partition}")
-        directory = self.data_dir / f"{topic}-{partition}" if self.data_dir is not None else None
+        directory = self._directory(topic, partition)
+        if key in self._opening or key in self._abandoned:
+            raise LogError(f"the log of {topic}-{partition} is being opened by a worker thread")
         opened = PartitionLog(
             topic, partition, directory,
             segment_bytes=self.segment_bytes, index_interval_bytes=self.index_interval_bytes,
@@ -72,10 +130,131 @@ class LogManager:
         self._logs[key] = opened
         return opened
 
+    def _directory(self, topic: str, partition: int) -> Optional[Path]:
+        if not _TOPIC.match(topic) or topic in (".", "..") or partition < 0:
+            raise ValueError(f"not a partition: {topic!r}/{partition}")
+        return self.data_dir / f"{topic}-{partition}" if self.data_dir is not None else None
+
+    # -- opening in worker threads ---------------------------------------------------------
+
+    async def open(self, topic: str, partition: int) -> PartitionLog:
+        """The log of `topic`/`partition` as `partition` gives it, without blocking the event
+        loop: an open log at once, else one built (created, or opened and recovered) in a worker
+        thread and registered here on the loop's thread. Concurrent calls for one partition
+        share one attempt. Raises what building raises (LogError, OSError; not remembered, the
+        next call tries again), and PartitionDeletedError when the topic is deleted meanwhile.
+        In memory (no data dir) a log is built at once, on the loop: there is nothing to wait for."""
+        key = (topic, partition)
+        existing = self._logs.get(key)
+        if existing is not None:
+            return existing
+        if self.data_dir is None:
+            return self.partition(topic, partition)
+        attempt = self._opening.get(key)
+        if attempt is None:
+            attempt = self._start(key)
+        assert attempt.task is not None
+        # Shielded: one waiter cancelled (its connection closed) must not cancel the others' open.
+        return await asyncio.shield(attempt.task)
+
+    def open_soon(self, partitions: Iterable[Key]) -> None:
+        """Start opening the logs of `partitions` (topic, partition) in the background, at most
+        BACKGROUND_OPENS at a time, so that the first request for one finds it open (a request
+        that comes first opens it itself and the background open shares its attempt). A failure
+        is logged and forgotten: a request tries again. Nothing to do in memory."""
+        if self.data_dir is None or self._closed:
+            return
+        for key in partitions:
+            if key not in self._logs and key not in self._queued:
+                self._directory(*key)  # refuse a bad name here, not in the background
+                self._queued.add(key)
+                self._queue.append(key)
+        loop = asyncio.get_running_loop()
+        while self._queue and len(self._background) < BACKGROUND_OPENS:
+            task = loop.create_task(self._open_queued())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _open_queued(self) -> None:
+        while self._queue and not self._closed:
+            key = self._queue.popleft()
+            self._queued.discard(key)
+            if key in self._logs:
+                continue
+            try:
+                await self.open(*key)
+            except PartitionDeletedError:
+                pass
+            except Exception:  # noqa: BLE001 - a request for it answers KAFKA_STORAGE_ERROR and retries
+                log.warning("opening the log of %s-%d in the background failed", *key, exc_info=True)
+
+    def _start(self, key: Key) -> _Attempt:
+        directory = self._directory(*key)
+        assert directory is not None
+        if self._closed:
+            raise LogError("the log manager is closed")
+        attempt = _Attempt(directory)
+        attempt.task = asyncio.get_running_loop().create_task(self._run(key, attempt, self._abandoned.get(key)))
+        attempt.task.add_done_callback(_retrieve)
+        self._opening[key] = attempt
+        return attempt
+
+    async def _run(self, key: Key, attempt: _Attempt, after: Optional[_Attempt]) -> PartitionLog:
+        try:
+            return await self._build_and_register(key, attempt, after)
+        finally:
+            if self._opening.get(key) is attempt:
+                del self._opening[key]
+            if self._abandoned.get(key) is attempt:
+                del self._abandoned[key]
+
+    async def _build_and_register(self, key: Key, attempt: _Attempt, after: Optional[_Attempt]) -> PartitionLog:
+        if after is not None and after.task is not None:
+            await asyncio.wait([after.task])  # an abandoned attempt on the same directory ends first
+        if self._closed:
+            raise LogError("the log manager is closed")
+        attempt.built = self._pool().submit(self._build, key, attempt.directory)
+        try:
+            opened: Optional[PartitionLog] = await asyncio.wrap_future(attempt.built)
+        except (LogError, OSError):
+            if not attempt.abandoned:
+                raise
+            opened = None  # the deletion may have removed the directory under it
+        if attempt.settled:
+            raise LogError("the log manager is closed")
+        if attempt.abandoned:
+            attempt.discarding = True
+            await asyncio.wrap_future(self._pool().submit(_discard, opened, attempt.directory))
+            raise PartitionDeletedError(f"{key[0]}-{key[1]} was deleted while its log was being opened")
+        assert opened is not None
+        self._logs[key] = opened
+        return opened
+
+    def _build(self, key: Key, directory: Path) -> PartitionLog:
+        """Runs in a worker thread."""
+        if self._closed:
+            raise LogError("the log manager is closed")
+        return PartitionLog(key[0], key[1], directory,
+                            segment_bytes=self.segment_bytes, index_interval_bytes=self.index_interval_bytes)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(OPEN_THREADS, thread_name_prefix="log-open")
+        return self._executor
+
+    # -- deleting and closing --------------------------------------------------------------
+
     def delete_topic(self, topic: str) -> None:
         """Remove every partition log of `topic`, open or only on disk."""
         for key in [key for key in self._logs if key[0] == topic]:
             self._logs.pop(key).delete()
+        for key in [key for key in self._opening if key[0] == topic]:
+            attempt = self._opening.pop(key)
+            attempt.abandoned = True
+            self._abandoned[key] = attempt
+        if self._queued:
+            self._queue = deque(key for key in self._queue if key[0] != topic)
+            self._queued = set(self._queue)
         if self.data_dir is None:
             return
         for entry in self.data_dir.iterdir():
@@ -88,10 +267,43 @@ class LogManager:
             opened.flush()
 
     def close(self) -> None:
-        """Sync and close every log and release the data dir; the manager is unusable after."""
+        """Sync and close every log and release the data dir; the manager is unusable after.
+        Waits for the worker threads (each finishes the log it is building, at most
+        OPEN_THREADS of them; queued ones give up at once) and closes what they built."""
+        self._closed = True
+        for task in list(self._background):
+            task.cancel()
+        self._queue.clear()
+        self._queued.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        for attempt in [*self._opening.values(), *self._abandoned.values()]:
+            attempt.settled = True
+            built = attempt.built
+            if built is None or not built.done() or built.cancelled() or built.exception() is not None:
+                continue
+            if attempt.discarding:
+                continue  # removed by its own job, which the shutdown above waited for
+            if attempt.abandoned:
+                _discard(built.result(), attempt.directory)
+            else:
+                built.result().close()
         for opened in self._logs.values():
             opened.close()
         self._logs.clear()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _discard(opened: Optional[PartitionLog], directory: Path) -> None:
+    """Remove what an abandoned attempt built (a log, or whatever a failed build left)."""
+    if opened is not None:
+        opened.delete()  # nobody was given it, so no listener hears of this
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """Mark an attempt's failure as seen: its waiters may all have gone (they log their own)."""
+    if not task.cancelled():
+        task.exception()

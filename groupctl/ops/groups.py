@@ -2,9 +2,14 @@
 
 Invariants:
 - Works against any Kafka cluster. Only a groupctl coordinator (one serving the
-  GroupctlDescribeGroup extension API, 32000) tells `describe_group` the stored generation;
-  elsewhere, or when it cannot read its store, `generation` is null (the Kafka protocol does not
-  expose a classic group's generation to admin clients).
+  GroupctlDescribeGroup extension API, 32000) tells `describe_group` a classic group's stored
+  generation; elsewhere, or when it cannot read its store, `generation` is null (the Kafka
+  protocol does not expose a classic group's generation to admin clients).
+- Both group types: `describe_group` asks ConsumerGroupDescribe (69) beside DescribeGroups when
+  the coordinator serves it, and a group it describes is a KIP-848 consumer group (epochs,
+  assignor, target assignments; its `generation` is its group epoch); any other group is
+  "classic", as Kafka's admin client decides. `list_groups` reports ListGroups v5's group type
+  (null from brokers before v5, which cannot filter by type either).
 - Group ids an operator gives are checked before anything is sent (`check_group_id`): Kafka has
   no empty group id, and a classic-protocol string carries at most 32767 bytes.
 - Describe and delete go through `kafka_apis.with_coordinator`: they follow the group to its new
@@ -13,20 +18,24 @@ Invariants:
 - `to_json` keys are a contract: docs/commands.md.
 
 `describe_group` takes five round trips on one connection to a single-node cluster: ApiVersions,
-FindCoordinator, one pipelined DescribeGroups + OffsetFetch + GroupctlDescribeGroup, Metadata for
-the group's topics, ListOffsets (one request per partition leader). No more can be pipelined: each
-step needs the answer before it (the versions served, the coordinator, the topics, their leaders).
+FindCoordinator, one pipelined DescribeGroups + ConsumerGroupDescribe + OffsetFetch +
+GroupctlDescribeGroup, Metadata for the group's topics, ListOffsets (one request per partition
+leader). No more can be pipelined: each step needs the answer before it (the versions served, the
+coordinator, the topics, their leaders).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Optional, Sequence
 
+from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.client.kafka import DEFAULT_TIMEOUT, KafkaClient, Node, error_name, retry_pauses
+from groupctl.layout.consumer_groups import CONSUMER
+from groupctl.layout.groups import CLASSIC, GROUP_TYPES
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
@@ -51,9 +60,10 @@ def check_group_id(group: str) -> str:
 def check_group_exists(group: str, info: apis.GroupInfo, committed: Mapping[apis.TopicPartition, int]) -> None:
     """NotFound ("group 'x' does not exist") unless the group exists, the one test of every
     command that names an existing group (describe, offsets show/export/reset/import/delete):
-    it exists when DescribeGroups knows it (neither GROUP_ID_NOT_FOUND nor Dead, see
-    `kafka_apis.parse_describe_groups`) or it has committed offsets. So an Empty group that only
-    commits offsets exists, and a typo is an error instead of an empty answer."""
+    it exists when the coordinator describes it (ConsumerGroupDescribe describes it as a
+    consumer group, or DescribeGroups answers neither GROUP_ID_NOT_FOUND nor Dead, see
+    `consumer_group_apis.parse_group_states`) or it has committed offsets. So an Empty group that
+    only commits offsets exists, and a typo is an error instead of an empty answer."""
     if not info.exists and not committed:
         raise NotFound(f"group '{group}' does not exist")
 
@@ -68,6 +78,17 @@ def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
             raise BadInput(f"unknown group state '{state}' (one of: {', '.join(GROUP_STATES)})")
         if canonical not in normalized:
             normalized.append(canonical)
+    return tuple(normalized)
+
+
+def normalize_types(types: Sequence[str]) -> tuple[str, ...]:
+    """Case-insensitive group types -> "classic" / "consumer"; BadInput for an unknown type."""
+    normalized = []
+    for kind in (t.strip().lower() for t in types):
+        if kind not in GROUP_TYPES:
+            raise BadInput(f"unknown group type '{kind}' (one of: {', '.join(GROUP_TYPES)})")
+        if kind not in normalized:
+            normalized.append(kind)
     return tuple(normalized)
 
 
@@ -87,44 +108,49 @@ class GroupListing:
     state: Optional[str]  # None only from brokers too old to report states (ListGroups v0-3)
     protocol_type: str
     coordinator: Node
+    group_type: Optional[str] = None  # "classic" or "consumer"; None from brokers before ListGroups v5
 
     def to_json(self) -> dict:
         return {"group": self.group, "state": self.state, "protocol_type": self.protocol_type,
-                "coordinator": self.coordinator.to_json()}
+                "group_type": self.group_type, "coordinator": self.coordinator.to_json()}
 
 
 def list_groups(
-    bootstrap: str, states: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: str, states: Sequence[str] = (), types: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[GroupListing, ...]:
-    """Every group on every broker (sorted by name), only those in `states` if given."""
+    """Every group on every broker (sorted by name), only those in `states` and of `types` if
+    given (Unsupported when a broker cannot tell types: ListGroups before v5)."""
     wanted = normalize_states(states)
+    kinds = normalize_types(types)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         brokers = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
         listings = []
-        for node, listed in _list_on_every_node(client, brokers, wanted).items():
+        for node, listed in _list_on_every_node(client, brokers, wanted, kinds).items():
             stateless = [g.group for g in listed if g.state is None]
             states_of = {}
             if stateless:  # old brokers: ask the node (the groups' coordinator) for the states
-                states_of = {i.group: i.state for i in apis.describe_groups(client, node, stateless)}
+                states_of = {i.group: i.state
+                             for i in consumer_apis.describe_group_states(client, node, stateless)}
             for g in listed:
                 state = g.state if g.state is not None else states_of.get(g.group)
-                listings.append(GroupListing(g.group, state, g.protocol_type, node))
-    return tuple(sorted((g for g in listings if not wanted or g.state in wanted), key=lambda g: g.group))
+                listings.append(GroupListing(g.group, state, g.protocol_type, node, g.group_type))
+    return tuple(sorted((g for g in listings if (not wanted or g.state in wanted)
+                         and (not kinds or g.group_type in kinds)), key=lambda g: g.group))
 
 
-def _list_on_every_node(client: KafkaClient, brokers: Sequence[Node],
-                        states: Sequence[str]) -> dict[Node, list[apis.ListedGroup]]:
+def _list_on_every_node(client: KafkaClient, brokers: Sequence[Node], states: Sequence[str],
+                        types: Sequence[str]) -> dict[Node, list[apis.ListedGroup]]:
     """ListGroups on every node of `brokers` (in their order), asking the nodes that are still
     loading groups again, with growing pauses, within the client's timeout."""
     listed: dict[Node, list[apis.ListedGroup]] = {}
     pending = list(brokers)
     pauses = retry_pauses(client.deadline)
     while True:
-        responses = client.call_many([apis.list_groups_call(node, states) for node in pending])
+        responses = client.call_many([apis.list_groups_call(node, states, types) for node in pending])
         loading = []
         for node, response in zip(pending, responses):
             try:
-                listed[node] = apis.parse_list_groups(response, node)
+                listed[node] = apis.parse_list_groups(response, node, types)
             except apis.CoordinatorMoved as exc:
                 loading.append(node)
                 failure = exc
@@ -147,10 +173,22 @@ class MemberDescription:
     client_host: str
     group_instance_id: Optional[str]
     assignment: Mapping[str, tuple[int, ...]]
+    member_epoch: Optional[int] = None  # consumer groups only, as the two fields below
+    target_assignment: Optional[Mapping[str, tuple[int, ...]]] = None
+    upgraded: Optional[bool] = None  # in a consumer group: speaks the consumer protocol (False: a
+    # classic member of a group migrating online; None when the coordinator does not tell)
 
     def to_json(self) -> dict:
-        return {"member_id": self.member_id, "client_id": self.client_id, "client_host": self.client_host,
-                "assignment": {t: list(ps) for t, ps in sorted(self.assignment.items())}}
+        return {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
+                "client_id": self.client_id, "client_host": self.client_host, "member_epoch": self.member_epoch,
+                "assignment": _partitions_json(self.assignment),
+                "target_assignment": None if self.target_assignment is None
+                else _partitions_json(self.target_assignment),
+                "upgraded": self.upgraded}
+
+
+def _partitions_json(assignment: Mapping[str, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {t: list(ps) for t, ps in sorted(assignment.items())}
 
 
 @dataclass(frozen=True)
@@ -159,10 +197,14 @@ class GroupDescription:
     state: str
     protocol_type: str
     protocol: str
-    generation: Optional[int]  # None when the server cannot tell (any non-groupctl cluster)
+    generation: Optional[int]  # None when the server cannot tell (a classic group on any non-groupctl cluster)
     coordinator: Node
     members: tuple[MemberDescription, ...]
     offsets: tuple[PartitionOffsets, ...]  # empty when not requested
+    group_type: str = CLASSIC
+    group_epoch: Optional[int] = None  # consumer groups only, as the two fields below
+    assignment_epoch: Optional[int] = None
+    assignor: Optional[str] = None
 
     def owner(self, topic: str, partition: int) -> Optional[MemberDescription]:
         """The member the partition is assigned to, if any."""
@@ -174,10 +216,14 @@ class GroupDescription:
     def to_json(self) -> dict:
         return {
             "group": self.group,
+            "group_type": self.group_type,
             "state": self.state,
             "protocol_type": self.protocol_type,
             "protocol": self.protocol,
             "generation": self.generation,
+            "group_epoch": self.group_epoch,
+            "assignment_epoch": self.assignment_epoch,
+            "assignor": self.assignor,
             "coordinator": self.coordinator.to_json(),
             "members": [m.to_json() for m in self.members],
             "offsets": [o.to_json() for o in self.offsets],
@@ -187,41 +233,68 @@ class GroupDescription:
 def describe_group(
     bootstrap: str, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
 ) -> GroupDescription:
-    """State, protocol, generation, coordinator, members with assignments and (unless
-    `include_offsets` is False) per-partition offsets and lag; NotFound for an unknown group."""
+    """State, protocol, generation, coordinator, members with assignments (a consumer group's
+    with epochs and target assignments) and (unless `include_offsets` is False) per-partition
+    offsets and lag; NotFound for an unknown group."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def run(coordinator: Node) -> GroupDescription:
-            extension = client.supports(coordinator, DESCRIBE_GROUP_KEY)
-            calls = [apis.describe_groups_call(coordinator, [group])]
+            calls = {"classic": apis.describe_groups_call(coordinator, [group])}
+            if client.supports(coordinator, consumer_apis.CONSUMER_GROUP_DESCRIBE):
+                calls["consumer"] = consumer_apis.consumer_group_describe_call(coordinator, [group])
             if include_offsets:
-                calls.append(apis.offset_fetch_call(coordinator, group))
-            if extension:
-                calls.append(apis.groupctl_document_call(coordinator, group))
-            responses = client.call_many(calls)
-            info = apis.parse_describe_groups(responses[0])[0]
-            committed = apis.parse_offset_fetch(responses[1], group) if include_offsets else {}
-            document = None
-            if extension:
-                try:
-                    document = apis.parse_groupctl_document(responses[-1], group)
-                except OpsError:  # e.g. the store or its document is unreadable: Kafka's view still stands
-                    document = None
-            check_group_exists(group, info, committed)
-            members = tuple(
-                MemberDescription(m.member_id, m.client_id, m.client_host, m.group_instance_id, m.assignment)
-                for m in info.members
-            )
-            offsets: tuple[PartitionOffsets, ...] = ()
-            if include_offsets:
-                assigned = [(t, p) for m in members for t, ps in m.assignment.items() for p in ps]
-                offsets = partition_offsets(client, committed, assigned)
-            return GroupDescription(group, info.state, info.protocol_type, info.protocol,
-                                    document.generation if document is not None else None, coordinator,
-                                    members, offsets)
+                calls["offsets"] = apis.offset_fetch_call(coordinator, group)
+            if client.supports(coordinator, DESCRIBE_GROUP_KEY):
+                calls["document"] = apis.groupctl_document_call(coordinator, group)
+            answers = dict(zip(calls, client.call_many(list(calls.values()))))
+            consumer = None
+            if "consumer" in answers:
+                consumer = consumer_apis.parse_consumer_group_describe(answers["consumer"])[0]
+            committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else {}
+            if consumer is not None:
+                described = _consumer_description(consumer, coordinator)
+            else:
+                info = apis.parse_describe_groups(answers["classic"])[0]
+                check_group_exists(group, info, committed)
+                described = _classic_description(info, _stored_generation(answers.get("document"), group),
+                                                 coordinator)
+            if not include_offsets:
+                return described
+            assigned = [(t, p) for m in described.members for t, ps in m.assignment.items() for p in ps]
+            return replace(described, offsets=partition_offsets(client, committed, assigned))
 
         return apis.with_coordinator(client, group, run)
+
+
+def _stored_generation(response: Any, group: str) -> Optional[int]:
+    """The generation in a GroupctlDescribeGroup answer (None: not asked, or no readable document:
+    Kafka's view still stands)."""
+    if response is None:
+        return None
+    try:
+        document = apis.parse_groupctl_document(response, group)
+    except OpsError:  # e.g. the store or its document is unreadable
+        return None
+    return document.generation if document is not None else None
+
+
+def _classic_description(info: apis.GroupInfo, generation: Optional[int], coordinator: Node) -> GroupDescription:
+    members = tuple(MemberDescription(m.member_id, m.client_id, m.client_host, m.group_instance_id, m.assignment)
+                    for m in info.members)
+    return GroupDescription(info.group, info.state, info.protocol_type, info.protocol, generation, coordinator,
+                            members, ())
+
+
+def _consumer_description(info: consumer_apis.ConsumerGroupInfo, coordinator: Node) -> GroupDescription:
+    """A KIP-848 group in describe's terms: protocol type "consumer", the assignor as the
+    protocol, the group epoch as the generation (what `zk show` and the watches follow)."""
+    members = tuple(MemberDescription(m.member_id, m.client_id, m.client_host, m.instance_id, m.assignment,
+                                      m.member_epoch, m.target_assignment, m.upgraded)
+                    for m in info.members)
+    return GroupDescription(info.group, info.state, CONSUMER, info.assignor, info.group_epoch, coordinator,
+                            members, (), group_type=CONSUMER, group_epoch=info.group_epoch,
+                            assignment_epoch=info.assignment_epoch, assignor=info.assignor)
 
 
 # -- delete ----------------------------------------------------------------------------------
@@ -266,7 +339,7 @@ def delete_groups(
                 if code == apis.GROUP_ID_NOT_FOUND:
                     return GroupDeletion(group, NotFound(f"group '{group}' does not exist"))
                 if code == NON_EMPTY_GROUP:
-                    info = apis.describe_groups(client, coordinator, [group])[0]
+                    info = consumer_apis.describe_group_states(client, coordinator, [group])[0]
                     return GroupDeletion(group, Refused(
                         f"group '{group}' is {info.state} with {len(info.members)} member(s); "
                         "only a group without members can be deleted"))

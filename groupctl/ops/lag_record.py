@@ -4,11 +4,14 @@ the lag dataset (docs/lag-and-rebalances.md, "Recording lag"; schema version 1).
 
 Kafka protocol only, so it samples any Kafka cluster. A round: (1) the groups and their
 coordinators (all groups: ListGroups on every broker, pipelined; named groups: FindCoordinator,
-remembered across rounds until a request to that coordinator fails); (2) DescribeGroups +
+remembered across rounds until a request to that coordinator fails); (2) DescribeGroups (and
+ConsumerGroupDescribe beside it where the coordinator serves it: a KIP-848 consumer group's
+state, members and assignments come from it alone, `consumer_group_apis.group_state_calls`) +
 OffsetFetch per group, pipelined across coordinators, PIPELINE_GROUPS groups per exchange so no
 socket buffer fills with unread answers (a group's `ts` is when its exchange was read); (3) one
 Metadata and one batched ListOffsets LATEST per partition leader. A group's partitions are those
-with a committed offset plus those in a member's assignment (consumer protocol only).
+with a committed offset plus those in a member's assignment (consumer protocol, either group
+type).
 
 Invariants:
 - A round runs on a `KafkaClient` of its own whose deadline bounds it; no connection outlives a
@@ -27,6 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.groups import check_group_id
@@ -35,7 +39,7 @@ from groupctl.client.kafka import DEFAULT_TIMEOUT, Call, ConnectionFailed, Kafka
 
 SCHEMA_VERSION = 1
 PIPELINE_GROUPS = 64
-"""Groups per pipelined DescribeGroups + OffsetFetch exchange."""
+"""Groups per pipelined DescribeGroups (+ ConsumerGroupDescribe) + OffsetFetch exchange."""
 
 
 def wall_clock_ms() -> int:
@@ -97,7 +101,7 @@ class RoundSample:
 
 @dataclass(frozen=True)
 class _GroupSnapshot:
-    """What DescribeGroups and OffsetFetch told about one group, at `ts`."""
+    """What DescribeGroups (or ConsumerGroupDescribe) and OffsetFetch told about one group, at `ts`."""
 
     group: str
     ts: int
@@ -168,15 +172,30 @@ class LagSampler:
         groups = sorted(targets)
         snapshots: list[_GroupSnapshot] = []
         problems: list[Problem] = []
+        unreachable: dict[Node, ConnectionFailed] = {}  # coordinators not reached to ask ApiVersions
         for first in range(0, len(groups), PIPELINE_GROUPS):
             chunk = groups[first:first + PIPELINE_GROUPS]
-            calls = [call for g in chunk for call in (apis.describe_groups_call(targets[g], [g]),
-                                                      apis.offset_fetch_call(targets[g], g))]
-            answers = _exchange(client, calls)
-            ts = self._wall_ms()
-            for i, group in enumerate(chunk):
+            calls: list[Call] = []
+            spans: dict[str, slice] = {}  # group -> its calls: state calls, then OffsetFetch
+            for g in chunk:
+                node = targets[g]
+                if node in unreachable:
+                    continue
                 try:
-                    snapshot = _snapshot(group, ts, answers[2 * i], answers[2 * i + 1])
+                    state_calls = consumer_apis.group_state_calls(client, node, [g])
+                except ConnectionFailed as exc:
+                    unreachable[node] = exc
+                    continue
+                spans[g] = slice(len(calls), len(calls) + len(state_calls) + 1)
+                calls += [*state_calls, apis.offset_fetch_call(node, g)]
+            answers = _exchange(client, calls) if calls else []
+            ts = self._wall_ms()
+            for group in chunk:
+                try:
+                    if group not in spans:
+                        raise unreachable[targets[group]]
+                    *described, fetched = answers[spans[group]]
+                    snapshot = _snapshot(group, ts, described, fetched)
                 except OpsError as exc:
                     problems.append(Problem(group, str(exc)))
                     if isinstance(exc, Unreachable):  # lost, or moved: find it again next round
@@ -207,13 +226,14 @@ def _list_all_groups(client: KafkaClient) -> tuple[dict[str, Node], list[Problem
     return targets, problems
 
 
-def _snapshot(group: str, ts: int, described: Any, fetched: Any) -> Optional[_GroupSnapshot]:
-    """The group's snapshot from its two answers (an `OpsError` in place of an answer whose node
-    failed); None for a group that does not exist; `OpsError` when either answer is an error."""
-    for answer in (described, fetched):
+def _snapshot(group: str, ts: int, described: Sequence[Any], fetched: Any) -> Optional[_GroupSnapshot]:
+    """The group's snapshot from its answers: those to its `group_state_calls`, then its
+    OffsetFetch (an `OpsError` in place of an answer whose node failed); None for a group that
+    does not exist; `OpsError` when any answer is an error."""
+    for answer in (*described, fetched):
         if isinstance(answer, OpsError):
             raise answer
-    [info] = apis.parse_describe_groups(described)
+    [info] = consumer_apis.parse_group_states(described)
     try:
         committed = apis.parse_offset_fetch(fetched, group)
     except NotFound:

@@ -9,7 +9,10 @@ Invariants:
   nothing to do; `commit_offsets` is how a new group gets its first offsets. (A deliberate
   difference: kafka-consumer-groups.sh resets, and so creates, a group that does not exist yet.)
 - Changing offsets (commit, reset, import) requires an inactive group (Empty, Dead, or not yet
-  existing), dry runs included; otherwise `Refused` names the state and member count. The commit
+  existing), dry runs included; otherwise `Refused` names the state and member count. Both group
+  types: a KIP-848 consumer group's state and members come from ConsumerGroupDescribe, pipelined
+  beside DescribeGroups (`consumer_group_apis.group_state_calls`), so a live one is refused as
+  kafka-consumer-groups.sh 4.x refuses it, on groupctl and on Apache Kafka 4 alike. The commit
   is a simple commit (generation -1, no member id), which the coordinator refuses while the group
   has members, so a consumer joining between the check and the commit is never overwritten.
 - Inputs are checked before anything is committed: group ids (`groups.check_group_id`) and
@@ -30,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Optional
 
+from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.ops.groups import check_group_exists, check_group_id
@@ -99,11 +103,12 @@ def check_inactive(group: str, info: GroupInfo) -> None:
 
 
 def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
-    """DescribeGroups and OffsetFetch in one pipelined exchange."""
-    described, fetched = client.call_many(
-        [apis.describe_groups_call(coordinator, [group]), apis.offset_fetch_call(coordinator, group)]
-    )
-    return apis.parse_describe_groups(described)[0], apis.parse_offset_fetch(fetched, group)
+    """The group's state and members (DescribeGroups, and ConsumerGroupDescribe where served: a
+    KIP-848 consumer group is described by it alone) and its committed offsets (OffsetFetch), in
+    one pipelined exchange."""
+    calls = consumer_apis.group_state_calls(client, coordinator, [group])
+    *described, fetched = client.call_many([*calls, apis.offset_fetch_call(coordinator, group)])
+    return consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group)
 
 
 def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
@@ -149,7 +154,7 @@ def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping
     if any(code in apis.RETRIABLE_COORDINATOR_ERRORS for code in errors.values()):
         raise apis.CoordinatorMoved(f"coordinator for group '{group}' moved during the commit")
     if any(code in ACTIVE_GROUP_COMMIT_ERRORS for code in errors.values()):
-        info = apis.describe_groups(client, coordinator, [group])[0]
+        info = consumer_apis.describe_group_states(client, coordinator, [group])[0]
         raise refusal(group, info)
     (topic, partition), code = sorted(errors.items())[0]
     more = f" (and {len(errors) - 1} more partition(s))" if len(errors) > 1 else ""

@@ -14,24 +14,35 @@ Invariants:
 - A group with no document yet is waited for (neither source tells it from one whose first
   members are still joining); its first document is an event whose members all joined.
 - Timing, `reason`, `detail` and `caused_by` come from the document's "rebalance" block
-  (`groupctl.coordinator.classic.causes`), and are null for documents written without one.
+  (`groupctl.coordinator.classic.causes`), and are null for documents written without one (and
+  for consumer groups, whose documents have none).
+- A consumer group (KIP-848) has no rebalance that completes: its document is rewritten at each
+  step of a reconciliation. Its events are its milestones (`groupctl.ops.documents`): one when
+  the group epoch moves, one when the group settles (Stable) at it. The coordinator's long-poll
+  only answers early for a new epoch, so while a group reconciles the watch polls every
+  SETTLE_POLL_MS instead.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
-from groupctl.layout.groups import GroupDocument, LastRebalance
-from groupctl.ops.documents import StoredDocument, read_group_document
+from groupctl.layout.any_group import AnyGroupDocument
+from groupctl.layout.consumer_groups import ConsumerGroupDocument
+from groupctl.layout.groups import CLASSIC, LastRebalance
+from groupctl.ops.documents import StoredDocument, milestones, read_group_document, settled
 
 LONG_POLL_MS = 5000
 """The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
-
+SETTLE_POLL_MS = 250
+"""How long one poll waits while a consumer group reconciles: the coordinator answers a
+long-poll early only for a new epoch, not for the group becoming Stable at the same one."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +83,16 @@ class RebalanceEvent:
     members_joined: tuple[MemberRef, ...]
     members_left: tuple[MemberRef, ...]
     partitions_moved: tuple[PartitionMove, ...]
+    group_type: str = CLASSIC  # "consumer": `generation` is the group epoch
+    assignment_epoch: Optional[int] = None  # a consumer group's target assignment epoch
 
     def to_json(self) -> dict[str, Any]:
         return {
             "group": self.group,
+            "group_type": self.group_type,
             "generation": self.generation,
             "previous_generation": self.previous_generation,
+            "assignment_epoch": self.assignment_epoch,
             "state": self.state,
             "members": self.members,
             "reason": self.reason,
@@ -107,13 +122,13 @@ class TriggerResult:
                 "message": self.message}
 
 
-def _members(document: Optional[GroupDocument]) -> dict[str, MemberRef]:
+def _members(document: Optional[AnyGroupDocument]) -> dict[str, MemberRef]:
     if document is None:
         return {}
     return {m.member_id: MemberRef(m.member_id, m.client_id) for m in document.members}
 
 
-def _owners(document: Optional[GroupDocument]) -> dict[tuple[str, int], str]:
+def _owners(document: Optional[AnyGroupDocument]) -> dict[tuple[str, int], str]:
     if document is None:
         return {}
     return {(topic, int(partition)): owner
@@ -127,8 +142,9 @@ def _cause(block: LastRebalance) -> Optional[MemberRef]:
     return MemberRef(block.member_id, block.client_id)
 
 
-def diff_documents(previous: Optional[GroupDocument], current: GroupDocument) -> RebalanceEvent:
-    """The rebalance(s) that led from `previous` (None: nothing seen before) to `current`."""
+def diff_documents(previous: Optional[AnyGroupDocument], current: AnyGroupDocument) -> RebalanceEvent:
+    """The rebalance(s) that led from `previous` (None: nothing seen before) to `current` (for
+    a consumer group: the reconciliation steps between the two milestones)."""
     before, after = _members(previous), _members(current)
     owners_before, owners_after = _owners(previous), _owners(current)
     moved = tuple(
@@ -152,12 +168,14 @@ def diff_documents(previous: Optional[GroupDocument], current: GroupDocument) ->
         members_joined=tuple(after[m] for m in sorted(after.keys() - before.keys())),
         members_left=tuple(before[m] for m in sorted(before.keys() - after.keys())),
         partitions_moved=moved,
+        group_type=current.TYPE,
+        assignment_epoch=current.assignment_epoch if isinstance(current, ConsumerGroupDocument) else None,
     )
 
 
 def events(documents: Iterator[Optional[StoredDocument]]) -> Iterator[RebalanceEvent]:
     """Events from a stream of documents whose first item is the baseline (None: no document
-    yet), each later item a document with a new generation (None: the group was deleted)."""
+    yet), each later item a document at a new milestone (None: the group was deleted)."""
     first = next(documents, None)
     previous = first.document if first is not None else None
     for stored in documents:
@@ -202,37 +220,48 @@ def _extension_call(coordinator: Any, key: int, build: Any, *, wait_s: float,
 def coordinator_documents(bootstrap: str, group: str, *,
                           deadline: Optional[float] = None) -> Iterator[Optional[StoredDocument]]:
     """Like `groupctl.ops.zk.watch_documents`, long-polling GroupctlDescribeGroup: the current
-    document first, then each with a newer generation (None when the group is deleted);
-    returns when `deadline` passes.
+    document first, then each at a new milestone (None when the group is deleted); returns when
+    `deadline` passes.
 
     Everything, connecting included, ends by `deadline`: a coordinator that never answers is
     `Unreachable` at the deadline, not after the client's own timeout. A long-poll is cut at
     the deadline too, a moment before the coordinator would answer it; that is the end of the
     watch, not a failure.
     """
+    with closing(_polled_documents(bootstrap, group, deadline)) as polled:
+        yield from milestones(polled)
+
+
+def _polled_documents(bootstrap: str, group: str, deadline: Optional[float]) -> Iterator[Optional[StoredDocument]]:
+    """Every answer of the long-polls `coordinator_documents` makes: the first at once, then each
+    waiting for a generation past the last answer's (while a consumer group reconciles, only
+    SETTLE_POLL_MS)."""
     from groupctl.client.kafka import KafkaClient, error_name
     from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
     with KafkaClient(bootstrap, deadline=math.inf if deadline is None else deadline) as client:
         coordinator = _extension_coordinator(client, group)
-        after = -1  # the first request answers at once: the baseline
+        first = True  # the first request (after_generation -1) answers at once: the baseline
+        after = 0  # without a document: wait for the group's first generation (> 0; generation 0
+        # is a memberless group that only commits offsets)
+        settling = False  # a consumer group reconciling: poll for it to become Stable
         while True:
-            if deadline is None:
-                wait_ms = 0 if after == -1 else LONG_POLL_MS
-            else:
+            wait_ms = 0 if first else SETTLE_POLL_MS if settling else LONG_POLL_MS
+            if deadline is not None and not first:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
-                if remaining_ms <= 0 and after != -1:
+                if remaining_ms <= 0:
                     return
-                wait_ms = 0 if after == -1 else min(LONG_POLL_MS, remaining_ms)
+                wait_ms = min(wait_ms, remaining_ms)
+            asked = -1 if first else after
 
-            def build(cls: type, version: int, after: int = after, wait_ms: int = wait_ms) -> Any:
-                return cls(group_id=group, after_generation=after, max_wait_ms=wait_ms)
+            def build(cls: type, version: int, asked: int = asked, wait_ms: int = wait_ms) -> Any:
+                return cls(group_id=group, after_generation=asked, max_wait_ms=wait_ms)
 
             try:
                 response, address = _extension_call(coordinator, DESCRIBE_GROUP_KEY, build,
                                                     wait_s=wait_ms / 1000, deadline=deadline)
             except Unreachable:
-                if after != -1 and deadline is not None and time.monotonic() >= deadline:
+                if not first and deadline is not None and time.monotonic() >= deadline:
                     return  # the last long-poll was cut at the deadline
                 raise
             if response.error_code not in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
@@ -240,14 +269,10 @@ def coordinator_documents(bootstrap: str, group: str, *,
             # GROUP_ID_NOT_FOUND: no document (yet), as for a group whose first members are
             # still joining; it is waited for like a missing znode.
             document = read_group_document(group, response.document, address)
-            generation = document.document.generation if document is not None else None
-            if after == -1 or (generation is not None and generation > after):
-                yield document
-            elif document is None and after > 0:
-                yield None  # the group was deleted
-            # No document: wait for the group's first generation (> 0; generation 0 is a
-            # memberless group that only commits offsets).
-            after = generation if generation is not None else 0
+            yield document
+            first = False
+            after = document.document.generation if document is not None else 0
+            settling = document is not None and not settled(document.document)
 
 
 def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Optional[str]:

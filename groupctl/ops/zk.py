@@ -14,7 +14,8 @@ Invariants:
   uses raw names, as 0.8 wrote them.
 - `coordinator_from_zk` finds a group's coordinator as the cluster places groups: the leader of
   its group partition (`groupctl.coordinator.placement`), never the node a document names (only
-  its last writer). `watch_documents` may see quick changes as one, so generations can skip.
+  its last writer). `watch_documents` may see quick changes as one, so generations can skip
+  (and a consumer group's epoch be seen only once it settled).
 
 Formats: `groupctl.layout` and docs/zookeeper-layout.md; `zk show`'s output for both layouts:
 docs/commands.md, "ZooKeeper documents".
@@ -49,7 +50,7 @@ from groupctl.layout.paths import (
     rebalance_request_path,
 )
 from groupctl.layout.rebalance_requests import RebalanceRequest
-from groupctl.ops.documents import StoredDocument, read_group_document
+from groupctl.ops.documents import StoredDocument, milestones, read_group_document
 
 DEFAULT_TREE_DEPTH = 8
 DEFAULT_TREE_NODES = 1000
@@ -407,26 +408,20 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
 def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None,
                     timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[StoredDocument]]:
     """The group's current document (None when it has none), then every document whose
-    generation differs from the last one yielded, and None when the group is deleted. Returns
-    when `time.monotonic()` passes `deadline` (None: never)."""
+    `milestone` differs from the last one yielded (a new generation; for a consumer group also
+    its settling at an epoch), and None when the group is deleted. Returns when
+    `time.monotonic()` passes `deadline` (None: never)."""
     path = group_path(group)
     with ZkSession(connect, timeout_s=timeout_s) as session, closing(session.watch(path, deadline=deadline)) as changes:
-        first = True
-        last: Optional[int] = None
-        for data in changes:
-            document = read_group_document(group, data)
-            generation = document.document.generation if document is not None else None
-            if first or (document is None and last is not None) or (document is not None and generation != last):
-                first = False
-                last = generation
-                yield document
+        yield from milestones(read_group_document(group, data) for data in changes)
 
 
 def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,
              connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[StoredDocument]:
-    """Each new group document (a generation different from the previous one), starting after
-    the current one. Ends after `count` documents (None: never); raises Timeout when
-    `timeout_s` runs out first. A group that does not exist yet is waited for."""
+    """Each new group document (a generation different from the previous one; for a consumer
+    group, a new group epoch and the group settling at it), starting after the current one.
+    Ends after `count` documents (None: never); raises Timeout when `timeout_s` runs out first.
+    A group that does not exist yet is waited for."""
     if count is not None and count < 1:
         raise BadInput(f"count must be at least 1, not {count}")
     if timeout_s is not None and timeout_s <= 0:
@@ -445,7 +440,7 @@ def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s
                 return
     finally:
         documents.close()
-    raise Timeout(_timeout_message(group, seen, count, timeout_s, "new generation"))
+    raise Timeout(_timeout_message(group, seen, count, timeout_s, "new document"))
 
 
 def _timeout_message(group: str, seen: int, count: Optional[int], timeout_s: Optional[float], what: str) -> str:

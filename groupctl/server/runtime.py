@@ -26,7 +26,7 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import Any, Callable, Hashable, Optional
+from typing import Any, Callable, Hashable, Iterable, Optional
 
 from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
@@ -469,7 +469,8 @@ class Node:
         drop a deleted topic's logs and offsets here, and rebalance the groups subscribed to a
         topic that gained partitions (the original design's ZooKeeper watch). Growth is judged
         against what the watch reported last, not the registry, which this node's own
-        CreatePartitions has already updated."""
+        CreatePartitions has already updated. The logs of new partitions (growth, or a topic
+        another node created) start opening in the background (`open_new_logs`)."""
         before = self._topics_seen.pop(name, None)
         known = self.topics.observe(name, record)
         self._publish_topics()
@@ -480,7 +481,17 @@ class Node:
         recreated = before is not None and before.topic_id != record.topic_id
         if recreated and (known is None or known.topic_id != record.topic_id):
             self._topic_deleted(name)  # deleted and created again elsewhere, faster than the watch could tell
+        if known is None or known.topic_id != record.topic_id:
+            self.open_new_logs(record, record.replicas)  # created elsewhere (our own: CreateTopics)
         if before is not None and before.topic_id == record.topic_id and len(record.replicas) > len(before.replicas):
+            self.open_new_logs(record, sorted(record.replicas.keys() - before.replicas.keys()))
             detail = f"topic {name} grew from {len(before.replicas)} to {len(record.replicas)} partitions"
             log.info("%s: rebalancing its groups", detail)
             self.submit(self.core.topics_changed(frozenset({name}), self.now_ms(), detail))
+
+    def open_new_logs(self, record: TopicRecord, partitions: Iterable[int]) -> None:
+        """Start opening, in the background and a few at a time, the logs of the new `partitions`
+        of `record` that this node leads, so that the consumers and producers about to ask for
+        them find them open (`LogManager.open_soon`; a request that comes first opens its own)."""
+        node_id = self.config.node_id
+        self.logs.open_soon((record.name, p) for p in partitions if (record.replicas.get(p) or [None])[0] == node_id)

@@ -31,6 +31,9 @@ class AsyncioTimer:
         if handle is not None:
             handle.cancel()
 
+    def is_scheduled(self, key: Hashable) -> bool:
+        return key in self._handles
+
     def _fire(self, key: Hashable, op: TimerOp) -> None:
         self._handles.pop(key, None)
         self._submit(op(self._now_ms()))

@@ -111,9 +111,9 @@ def test_timeline_has_one_row_per_completion_in_event_order_with_its_fields(jour
     rows = [row.asDict() for row in rebalance_timeline(journal).collect()]
     assert [(row["group"], row["generation"]) for row in rows] == [
         ("orders", 1), ("payments", 1), ("orders", 2), ("orders", 3), ("orders", 4)]
-    assert rows[1] == {"group": "payments", "generation": 1, "started_ts": 1_500, "completed_ts": 1_540,
-                       "duration_ms": 40, "reason": "coordinator load", "members": 1, "state": "Stable",
-                       "node": 2}
+    assert rows[1] == {"group": "payments", "group_type": "classic", "generation": 1, "started_ts": 1_500,
+                       "completed_ts": 1_540, "duration_ms": 40, "reason": "coordinator load", "members": 1,
+                       "moved": None, "state": "Stable", "node": 2}
 
 
 def test_events_of_two_nodes_merge_in_ts_node_seq_order(spark):

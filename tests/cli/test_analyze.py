@@ -362,10 +362,11 @@ def test_rebalances_table_shows_the_summary_and_the_latest_rebalances(spark, jou
     lines = result.stdout.splitlines()
     assert lines[0] == "Rebalances per group (1 group(s))"
     summary = lines[2].split()
-    assert summary[:4] == ["orders", "3", "1.5", "s"] and summary[6:10] == ["2.0", "s", "4.4", "s"]
+    assert summary[:5] == ["orders", "classic", "3", "1.5", "s"] and summary[7:11] == ["2.0", "s", "4.4", "s"]
     assert "join 2, leave 1" in lines[2]
-    assert lines[4] == "Timeline: the last 2 of 3 completed rebalance(s)"
-    assert [line.split()[1:5] for line in lines[6:8]] == [["orders", "2", "2.0", "s"], ["orders", "3", "900", "ms"]]
+    assert lines[4] == "Timeline: the last 2 of 3 rebalance(s)"
+    assert [line.split()[1:6] for line in lines[6:8]] == [["orders", "classic", "2", "2.0", "s"],
+                                                          ["orders", "classic", "3", "900", "ms"]]
 
 
 def test_rebalances_plot_writes_a_png(spark, journal_dir, tmp_path):

@@ -30,7 +30,8 @@ from groupctl.ops.reset import PlannedOffset, ResetPlan
 from tests.support.cli import assert_one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
-DESCRIBE_KEYS = ["group", "state", "protocol_type", "protocol", "generation", "coordinator", "members", "offsets"]
+DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
+                 "assignment_epoch", "assignor", "coordinator", "members", "offsets"]
 
 
 def closed_port() -> int:
@@ -316,8 +317,12 @@ def test_describe_json_has_exactly_the_documented_keys(described):
     assert list(document) == DESCRIBE_KEYS
     assert document["generation"] is None
     assert document["coordinator"] == {"node_id": 3, "host": "127.0.0.1", "port": 9093}
-    assert document["members"] == [{"member_id": "app-1-abc", "client_id": "app-1", "client_host": "/127.0.0.1",
-                                    "assignment": {"payments": [0, 1]}}]
+    assert document["members"] == [{"member_id": "app-1-abc", "group_instance_id": None, "client_id": "app-1",
+                                    "client_host": "/127.0.0.1", "member_epoch": None,
+                                    "assignment": {"payments": [0, 1]}, "target_assignment": None,
+                                    "upgraded": None}]
+    assert (document["group_type"], document["group_epoch"], document["assignment_epoch"], document["assignor"]) == (
+        "classic", None, None, None)
     assert [list(o) for o in document["offsets"]] == [
         ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end"]] * 3
     assert document["offsets"][1]["lag"] is None

@@ -164,6 +164,69 @@ def test_recorded_groups_get_the_statuses_their_behaviour_deserves(coordinator, 
     assert json.loads(audit.stdout)["violations"] == []
 
 
+# -- a consumer group (KIP-848) --------------------------------------------------------------------
+
+def test_a_consumer_groups_epochs_are_analyzed_and_its_ownership_audited(tmp_path):
+    """Two confluent-kafka consumers with group.protocol=consumer: the first joins, the second
+    joins and takes half, then leaves, then the first leaves. `analyze rebalances` shows one row
+    per group epoch with its time to STABLE and the partitions it moved; `analyze audit` finds
+    every partition with one owner at each member epoch and every commit by its owner."""
+    from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+
+    topic, group = "events", "kip848"
+    node = InProcessCoordinator(node_config(
+        data_dir=tmp_path / "data", topics=((topic, 4),),
+        consumer_groups=ConsumerGroupConfig(session_timeout_ms=10_000, heartbeat_interval_ms=500))).start()
+    producer = SteadyProducer(node.bootstrap, topic, 4, rate=40, max_seconds=90)
+
+    def member(client_id: str) -> ConsumerProcess:
+        return ConsumerProcess("confluent", node.bootstrap, group, topic, client_id=client_id,
+                               group_protocol="consumer", max_seconds=90)
+
+    first = member("first")
+    second = None
+    try:
+        wait_until(lambda: len(first.snapshot()[0]) == 4 and first.snapshot()[1], 60,
+                   message="the first member consuming all four partitions")
+        second = member("second")
+        wait_until(lambda: len(first.snapshot()[0]) == 2 and len(second.snapshot()[0]) == 2 and second.snapshot()[1],
+                   60, message="two partitions each, both consuming")
+        second.stop()  # closes: a leave heartbeat
+        wait_until(lambda: len(first.snapshot()[0]) == 4, 30, message="the first member owning all four again")
+        consumed = len(first.snapshot()[1])
+        wait_until(lambda: len(first.snapshot()[1]) > consumed, 30, message="the first member consuming on")
+        first.stop()
+    finally:
+        producer.stop()
+        first.stop()
+        if second is not None:
+            second.stop()
+        node.stop()
+    assert first.lost == [] and second.lost == []
+
+    journal = Path(tmp_path / "data" / "journal")
+    rebalances = groupctl("analyze", "rebalances", str(journal), "--master", "local[2]", "--output", "json")
+    assert rebalances.returncode == 0, rebalances.stderr
+    report = json.loads(rebalances.stdout)
+    [summary] = report["groups"]
+    assert (summary["group"], summary["group_type"], summary["joins"], summary["leaves"]) == (group, "consumer", 2, 2)
+    assert summary["reasons"] == {"join": 2, "leave": 2} and summary["unfinished"] == 0
+    epochs = [row for row in report["timeline"] if row["group"] == group]
+    assert [(r["generation"], r["reason"], r["state"], r["members"], r["moved"]) for r in epochs] == [
+        (1, "join", "Stable", 1, 4), (2, "join", "Stable", 2, 2), (3, "leave", "Stable", 1, 2),
+        (4, "leave", "Empty", 0, None)]
+    assert epochs[1]["duration_ms"] > 0  # the first member revoked two partitions before they moved
+    assert all(r["group_type"] == "consumer" and r["completed_ts"] >= r["started_ts"] for r in epochs)
+
+    audit = groupctl("analyze", "audit", str(journal), "--master", "local[2]", "--output", "json")
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    audited = json.loads(audit.stdout)
+    assert audited["violations"] == []
+    checks = {row["invariant"]: row for row in audited["summary"]}
+    assert checks["single_owner"]["checked"] >= 12  # four partitions at epochs 1, 2 and 3 at least
+    assert checks["owner_commits"]["checked"] > 0 and checks["owner_commits"]["unverified"] == 0
+
+
 # -- a consumer that died caught up --------------------------------------------------------------
 
 DEAD_INTERVAL_S, DEAD_WINDOW = 0.5, 20

@@ -41,8 +41,10 @@ from tests.support.fixtures import require
 
 pytestmark = pytest.mark.zookeeper
 
-DESCRIBE_KEYS = ["group", "state", "protocol_type", "protocol", "generation", "coordinator", "members", "offsets"]
-MEMBER_KEYS = ["member_id", "client_id", "client_host", "assignment"]
+DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
+                 "assignment_epoch", "assignor", "coordinator", "members", "offsets"]
+MEMBER_KEYS = ["member_id", "group_instance_id", "client_id", "client_host", "member_epoch", "assignment",
+               "target_assignment", "upgraded"]
 OFFSET_KEYS = ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end"]
 EVENTS, EVENTS_PARTITIONS, EVENTS_PER_PARTITION = "events", 3, (4, 7, 9)
 LEDGER, LEDGER_PARTITIONS, LEDGER_PER_PARTITION = "ledger", 2, 10

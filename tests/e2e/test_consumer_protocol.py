@@ -1,63 +1,43 @@
 """Kafka 4 consumers with `group.protocol=consumer` (KIP-848) on a coordinator that keeps its
 groups in a real ZooKeeper, judged by unmodified confluent-kafka (librdkafka 2.16): they join,
 consume and commit; a member joining moves only what must move and nobody is told a kept
-partition was revoked or lost; a killed member's partitions go to the survivor; a regex picks up
-a topic created later; and a killed coordinator's group resumes on another node with every
-member keeping its partitions and every commit."""
+partition was revoked or lost; ConsumerGroupDescribe shows who owns which partition while
+DescribeGroups answers as Apache Kafka 4 does; a killed member's partitions go to the survivor;
+a regex picks up a topic created later; and a killed coordinator's group resumes on the other
+node of a two-node cluster with every member keeping its partitions and every commit."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from confluent_kafka import ConsumerGroupType, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from kazoo.client import KazooClient
+from kafka import KafkaAdminClient
 
-from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 from tests.support.cluster import create_topic_on, group_least_preferring, running
+from tests.support.consumer_groups import FAST_CONSUMER_GROUPS, coordinator_with_topic, stored
+from tests.support.consumer_groups import produce as produce_values
 from tests.support.consumers import ConsumerProcess
-from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.zookeeper
-SESSION_MS = 6_000
+SESSION_MS = FAST_CONSUMER_GROUPS.session_timeout_ms
 TOPIC, PARTITIONS = "events", 4
 
 
 @pytest.fixture
 def node(zk_connect, tmp_path):
     """A coordinator whose consumer groups expire a silent member after 6 s (Kafka's default: 45 s)."""
-    running = InProcessCoordinator(node_config(
-        zk=zk_connect, data_dir=tmp_path / "data",
-        consumer_groups=ConsumerGroupConfig(session_timeout_ms=SESSION_MS, heartbeat_interval_ms=1_000))).start()
-    admin = AdminClient({"bootstrap.servers": running.bootstrap, "broker.address.family": "v4"})
-    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(15)
-    yield running
-    running.stop()
+    with coordinator_with_topic(zk_connect, tmp_path / "data", TOPIC, PARTITIONS) as running:
+        yield running
 
 
 def produce(bootstrap: str, count: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
-    for i in range(count):
-        producer.produce(TOPIC, f"m{i}".encode(), partition=i % PARTITIONS)
-    assert producer.flush(15) == 0
+    produce_values(bootstrap, TOPIC, PARTITIONS, (f"m{i}" for i in range(count)))
 
 
 def consumer(node, client_id: str) -> ConsumerProcess:
     return ConsumerProcess("confluent", node.bootstrap, "readers", TOPIC, client_id=client_id,
                            group_protocol="consumer", max_seconds=90)
-
-
-def stored(zk_connect: str, path: str) -> dict:
-    hosts, _, chroot = zk_connect.partition("/")
-    client = KazooClient(hosts=hosts)
-    client.start(timeout=10)
-    try:
-        return json.loads(client.get(f"/{chroot}{path}")[0])
-    finally:
-        client.stop()
-        client.close()
 
 
 def test_a_kafka_4_consumer_joins_consumes_commits_and_is_described_as_a_consumer_group(node, zk_connect):
@@ -99,6 +79,33 @@ def test_a_member_joining_moves_only_what_must_move_and_nobody_loses_a_kept_part
         first.stop()
 
 
+def test_a_consumer_group_is_described_by_consumer_group_describe_not_describe_groups_as_in_kafka_4(node):
+    """Confluent's admin (ConsumerGroupDescribe) shows who owns what; kafka-python's admin, which
+    speaks only DescribeGroups (v6), hears what Apache Kafka 4 answers for a consumer group."""
+    members = [consumer(node, f"member-{i}") for i in range(2)]
+    kafka_python = KafkaAdminClient(bootstrap_servers=node.bootstrap, request_timeout_ms=10_000)
+    confluent = AdminClient({"bootstrap.servers": node.bootstrap, "broker.address.family": "v4"})
+    try:
+        wait_until(lambda: sorted(len(m.snapshot()[0]) for m in members) == [2, 2], 60,
+                   message="two partitions each")
+
+        def described():
+            group = confluent.describe_consumer_groups(["readers"])["readers"].result(15)
+            return group if group.state.name == "STABLE" else None
+
+        group = wait_until(described, 30, message="a Stable group described")
+        reported = {m.client_id: sorted((tp.topic, tp.partition) for tp in m.assignment.topic_partitions)
+                    for m in group.members}
+        assert reported == {m.client_id: m.snapshot()[0] for m in members}
+        classic_view = kafka_python.describe_groups(["readers"])["readers"]
+        assert "GroupIdNotFound" in classic_view["error"] and "is not a classic group" in classic_view["error"]
+        assert classic_view["members"] == []
+    finally:
+        kafka_python.close()
+        for member in members:
+            member.stop()
+
+
 def test_a_killed_members_partitions_go_to_the_survivor_within_the_session_timeout(node):
     survivor, victim = consumer(node, "survivor"), consumer(node, "victim")
     try:
@@ -133,10 +140,11 @@ def test_a_regex_subscription_picks_up_a_topic_created_later(node):
 
 def test_a_killed_coordinator_s_consumer_group_resumes_on_another_node_and_nobody_loses_a_partition(
         zk_connect, tmp_path):
-    topic_node = 2  # holds the topic and never coordinates the group
-    with running(zk_connect, tmp_path, 3) as cluster:
-        group = group_least_preferring(topic_node, [0, 1, 2], "kip848")
+    topic_node, victim = 1, 0  # node 1 holds the topic (and survives); node 0 coordinates the group
+    with running(zk_connect, tmp_path, 2) as cluster:
+        group = group_least_preferring(topic_node, [0, 1], "kip848")
         create_topic_on(cluster.bootstrap(), TOPIC, PARTITIONS, topic_node)
+        wait_until(lambda: cluster.leader_of(group) == victim, 60, message="node 0 coordinating the group")
         members = [ConsumerProcess("confluent", cluster.bootstrap(), group, TOPIC, client_id=f"member-{i}",
                                    group_protocol="consumer", max_seconds=120) for i in range(2)]
         try:
@@ -148,7 +156,7 @@ def test_a_killed_coordinator_s_consumer_group_resumes_on_another_node_and_nobod
             wait_until(lambda: sum(len(m.snapshot()[1]) for m in members) >= 40, 30, message="40 records consumed")
             before = wait_until(lambda: len(cluster.committed(group, TOPIC)) == PARTITIONS
                                 and cluster.committed(group, TOPIC), 30, message="every partition committed")
-            victim = cluster.leader_of(group)
+            assert cluster.leader_of(group) == victim
             cluster.kill(victim)
             wait_until(lambda: cluster.leader_of(group) not in (None, victim), 30, message="a new coordinator")
             produce(cluster.bootstrap(topic_node), 40)

@@ -461,11 +461,26 @@ def test_offset_commit_passes_the_members_offsets_to_the_core(version):
             PartitionOffset("orders", 2, 120, epoch, ""),  # null metadata is stored as ""
             PartitionOffset("payments", 0, 7, epoch, ""),
         ),
+        api_version=version,  # the core's verdict depends on it (v9+: KIP-848 members)
     )
     assert commit_errors(response, version) == [
         ("orders", [(0, 0), (2, 0)]),
         ("payments", [(0, 0)]),
     ]
+
+
+@pytest.mark.parametrize("version, error", [(8, ErrorCode.UNSUPPORTED_VERSION), (9, ErrorCode.STALE_MEMBER_EPOCH),
+                                            (9, ErrorCode.UNKNOWN_MEMBER_ID), (9, ErrorCode.GROUP_ID_NOT_FOUND)])
+def test_offset_commit_answers_a_consumer_groups_refusal_in_every_partition(version, error):
+    request = commit_request(version, [("orders", [(0, 1, None), (2, 1, None)]), ("payments", [(0, 1, None)])])
+
+    def refuse(commit: CommitOffsets) -> CommitOffsetsResult:
+        return CommitOffsetsResult(tuple(PartitionError(o.topic, o.partition, error) for o in commit.offsets))
+
+    calls, response = serve(8, request, version, refuse)
+    assert only_call(calls, "commit_offsets").api_version == version
+    code = int(error)
+    assert commit_errors(response, version) == [("orders", [(0, code), (2, code)]), ("payments", [(0, code)])]
 
 
 def test_offset_commit_v7_passes_the_static_members_instance_id():
@@ -676,6 +691,52 @@ def test_offset_fetch_from_v8_answers_each_group_with_its_own_core_call(version)
         ("orders-app", 0, [("orders", [(0, 100, 4, "m0", 0)])]),
         ("audit", 0, [("orders", [(0, 100, 4, "m0", 0)]), ("payments", [(0, 7, -1, "", 0)])]),
         ("loading", 14, []),
+    ]
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_offset_fetch_from_v9_passes_each_groups_member_id_and_epoch(version):
+    group_class = OffsetFetchRequest.OffsetFetchRequestGroup
+    request = OffsetFetchRequest[version](
+        groups=[
+            group_class(group_id="orders-app", member_id="m-1", member_epoch=4, topics=None),
+            group_class(group_id="audit", topics=None),  # librdkafka's: null id, epoch -1
+        ],
+        require_stable=False,
+    )
+    calls, _ = serve(9, request, version, committed_answer)
+    assert [(call.group_id, call.member_id, call.member_epoch) for _, call, _ in calls] == [
+        ("orders-app", "m-1", 4),
+        ("audit", None, -1),
+    ]
+
+
+def test_offset_fetch_before_v9_names_no_member():
+    calls, _ = serve(9, fetch_request(8, None), 8, committed_answer)
+    fetch = only_call(calls, "fetch_offsets")
+    assert (fetch.member_id, fetch.member_epoch) == (None, -1)
+
+
+@pytest.mark.parametrize("error", [ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID])
+def test_offset_fetch_v9_answers_a_refused_member_in_its_groups_error_only(error):
+    group_class = OffsetFetchRequest.OffsetFetchRequestGroup
+    topic_class = group_class.OffsetFetchRequestTopics
+    request = OffsetFetchRequest[9](
+        groups=[
+            group_class(group_id="orders-app", member_id="m-1", member_epoch=3,
+                        topics=[topic_class(name="orders", partition_indexes=[0])]),
+            group_class(group_id="audit", topics=[topic_class(name="orders", partition_indexes=[0])]),
+        ],
+        require_stable=False,
+    )
+
+    def answer(fetch: FetchOffsets) -> FetchOffsetsResult:
+        return FetchOffsetsResult(error) if fetch.member_id else committed_answer(fetch)
+
+    _, response = serve(9, request, 9, answer)
+    assert [(g.group_id, g.error_code, fetched(g.topics)) for g in response.groups] == [
+        ("orders-app", int(error), []),
+        ("audit", 0, [("orders", [(0, 100, 4, "m0", 0)])]),
     ]
 
 

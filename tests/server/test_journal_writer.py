@@ -190,7 +190,7 @@ def run(scenario):
 
 def simple_commit(offset: int) -> CommitOffsets:
     return CommitOffsets(group_id="g", generation_id=-1, member_id="", group_instance_id=None,
-                         offsets=(PartitionOffset("t", 0, offset),))
+                         offsets=(PartitionOffset("t", 0, offset),), api_version=9)
 
 
 def commits(directory: Path) -> list[int]:

@@ -135,13 +135,16 @@ def test_describe_reports_state_members_assignment_and_lag_with_the_documented_k
     bootstrap, _ = events
     with active_member(bootstrap, "readers", "events", client_id="reader-1"):
         doc = groups.describe_group(bootstrap, "readers").to_json()
-    assert list(doc) == ["group", "state", "protocol_type", "protocol", "generation", "coordinator",
-                         "members", "offsets"]
-    assert (doc["group"], doc["state"], doc["protocol_type"], doc["protocol"]) == (
-        "readers", "Stable", "consumer", "range")
+    assert list(doc) == ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
+                         "assignment_epoch", "assignor", "coordinator", "members", "offsets"]
+    assert (doc["group"], doc["group_type"], doc["state"], doc["protocol_type"], doc["protocol"]) == (
+        "readers", "classic", "Stable", "consumer", "range")
+    assert (doc["group_epoch"], doc["assignment_epoch"], doc["assignor"]) == (None, None, None)
     assert doc["coordinator"] == {"node_id": 0, "host": "127.0.0.1", "port": int(bootstrap.rsplit(":")[1])}
     [member] = doc["members"]
-    assert set(member) == {"member_id", "client_id", "client_host", "assignment"}
+    assert set(member) == {"member_id", "group_instance_id", "client_id", "client_host", "member_epoch",
+                           "assignment", "target_assignment", "upgraded"}
+    assert (member["member_epoch"], member["target_assignment"], member["upgraded"]) == (None, None, None)
     assert member["client_id"] == "reader-1" and member["member_id"].startswith("reader-1-")
     assert member["assignment"] == {"events": [0, 1]}
     # Nothing committed yet: the assigned partitions are shown with their log end, lag unknown.
@@ -222,12 +225,30 @@ def test_list_groups_filters_by_state_case_insensitively(idle_group, events):
     assert [g.group for g in empty] == ["idle"]
     assert [g.group for g in both] == ["idle", "readers"]
     assert everything[1].to_json() == {"group": "readers", "state": "Stable", "protocol_type": "consumer",
-                                       "coordinator": everything[1].coordinator.to_json()}
+                                       "group_type": "classic", "coordinator": everything[1].coordinator.to_json()}
 
 
 def test_list_groups_with_an_unknown_state_is_bad_input(coordinator):
     with pytest.raises(BadInput, match="unknown group state 'sleeping'"):
         groups.list_groups(coordinator.bootstrap, ["sleeping"])
+
+
+def test_list_groups_reports_each_group_type_and_filters_by_it_case_insensitively(idle_group, events):
+    bootstrap, _ = events
+    with active_member(bootstrap, "readers", "events"):
+        everything = groups.list_groups(bootstrap)
+        classic = groups.list_groups(bootstrap, types=["CLASSIC"])
+        consumer = groups.list_groups(bootstrap, types=["consumer"])
+        stable_classic = groups.list_groups(bootstrap, ["stable"], ["classic"])
+    assert [(g.group, g.group_type) for g in everything] == [("idle", "classic"), ("readers", "classic")]
+    assert [g.group for g in classic] == ["idle", "readers"]
+    assert consumer == ()
+    assert [g.group for g in stable_classic] == ["readers"]
+
+
+def test_list_groups_with_an_unknown_type_is_bad_input(coordinator):
+    with pytest.raises(BadInput, match="unknown group type 'share' \\(one of: classic, consumer\\)"):
+        groups.list_groups(coordinator.bootstrap, types=["share"])
 
 
 def test_find_coordinator_names_the_node(coordinator):

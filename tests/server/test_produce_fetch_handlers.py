@@ -400,7 +400,10 @@ def test_list_offsets_for_partitions_this_node_does_not_lead(timed):
 
 
 class DamagedLogs:
-    def partition(self, topic: str, partition: int):
+    def get(self, topic: str, partition: int):
+        return None  # never open
+
+    async def open(self, topic: str, partition: int):
         raise LogCorruptionError(f"{topic}-{partition}: damaged batch")
 
 

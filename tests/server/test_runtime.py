@@ -33,7 +33,7 @@ def run(scenario):
 
 def simple_commit(group: str, offset: int) -> CommitOffsets:
     return CommitOffsets(group_id=group, generation_id=-1, member_id="", group_instance_id=None,
-                         offsets=(PartitionOffset("t", 0, offset),))
+                         offsets=(PartitionOffset("t", 0, offset),), api_version=9)
 
 
 async def committed(node: Node, group: str) -> int:

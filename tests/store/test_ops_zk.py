@@ -16,12 +16,14 @@ from kazoo.client import KazooClient
 
 from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable
+from groupctl.layout.any_group import AnyGroupDocument
 from groupctl.layout.groups import GroupDocument, GroupMember
 from groupctl.layout.paths import REBALANCE_REQUESTS, group_path
 from groupctl.ops import rebalance
 from groupctl.ops.zk import watch_documents, zk_get, zk_ls, zk_show, zk_tree, zk_watch
 from groupctl.store.persist import RecordWriter
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
+from tests.support.consumer_documents import EVENTS_ID, consumer_document, consumer_member
 from tests.support.zookeeper import free_port
 
 pytestmark = pytest.mark.zookeeper
@@ -73,7 +75,7 @@ def raw(zookeeper, zk_connect):
     client.close()
 
 
-def set_document(raw, group: str, document: GroupDocument) -> None:
+def set_document(raw, group: str, document: AnyGroupDocument) -> None:
     path = group_path(group)
     if raw.exists(path):
         raw.set(path, document.encode())
@@ -355,6 +357,27 @@ def test_watch_documents_reports_a_deleted_group_and_its_recreation_with_the_sam
         assert next(documents) is None
         set_document(raw, "orders", group_document("orders", 1, members=2))
         assert len(next(documents).document.members) == 2
+    finally:
+        documents.close()
+
+
+def test_watch_documents_follows_a_consumer_groups_new_epoch_and_its_becoming_stable_at_it(raw, zk_connect):
+    first = consumer_member("a-1", [0, 1, 2, 3], [0, 1, 2, 3], epoch=1)
+    kept, joining = consumer_member("a-1", [0, 1], [0, 1], epoch=2), consumer_member("b-1", [], [2, 3], epoch=2)
+    set_document(raw, "readers", consumer_document(1, "Stable", first))
+    documents = watch_documents(zk_connect, "readers", deadline=time.monotonic() + WAIT_S)
+    try:
+        assert next(documents).document.group_epoch == 1
+        revoking = consumer_member("a-1", [0, 1], [0, 1], epoch=2, revoking=[2, 3])
+        set_document(raw, "readers", consumer_document(2, "Reconciling", revoking, joining))
+        moved = next(documents).document
+        assert (moved.group_epoch, moved.state) == (2, "Reconciling")
+        set_document(raw, "readers", consumer_document(2, "Reconciling", kept, joining))  # a step: not reported
+        took_over = consumer_member("b-1", [2, 3], [2, 3], epoch=2)
+        set_document(raw, "readers", consumer_document(2, "Stable", kept, took_over))
+        stable = next(documents)
+        assert (stable.document.group_epoch, stable.document.state) == (2, "Stable")
+        assert stable.stored["members"][1]["assigned"] == {EVENTS_ID: [2, 3]}
     finally:
         documents.close()
 

@@ -16,6 +16,7 @@ from groupctl.layout import journal
 
 FIELDS = tuple(name for name, _ in journal.FIELDS)
 ASSIGNMENT_FIELDS = tuple(name for name, _ in journal.ASSIGNMENT_ROW)
+ASSIGNMENT_LISTS = {name for name, kind in journal.FIELDS if kind == "assignment[]"}
 
 
 class Journal:
@@ -45,9 +46,7 @@ class Journal:
         """owners: {member_id: ["topic/partition", ...]}; members, leader and member_ids follow from
         it unless given."""
         owners = owners or {}
-        assignment = [dict(member_id=member, client_id=member.split("-")[0], topic=topic, partition=int(partition))
-                      for member, partitions in owners.items()
-                      for topic, partition in (name.rsplit("/", 1) for name in partitions)]
+        assignment = _rows(owners)
         derived = dict(protocol="range" if owners else None, leader=next(iter(owners), None),
                        members=len(owners), member_ids=list(owners))
         return self.event("rebalance_completed", ts, generation=generation, reason=reason, started_ts=started_ts,
@@ -78,6 +77,37 @@ class Journal:
     def group_deleted(self, ts: int, **fields) -> dict:
         return self.event("group_deleted", ts, **fields)
 
+    # -- consumer groups (KIP-848) ---------------------------------------------------------------
+
+    def bumped(self, ts: int, epoch: int, reason: str = "join", *, members: int = 1, member_id: Optional[str] = None,
+               **fields) -> dict:
+        return self.event("group_epoch_bumped", ts, generation=epoch, reason=reason, member_id=member_id,
+                          client_id=member_id.split("-")[0] if member_id else None, members=members, **fields)
+
+    def target(self, ts: int, epoch: int, targets: dict, *, moved: int, members: Optional[int] = None,
+               **fields) -> dict:
+        """targets: {member_id: ["topic/partition", ...]} of the members whose target changed."""
+        return self.event("target_assignment_computed", ts, generation=epoch, protocol="uniform",
+                          members=len(targets) if members is None else members, moved=moved,
+                          member_ids=list(targets), assignment=_rows(targets), **fields)
+
+    def reconciled(self, ts: int, member_id: str, member_epoch: int, owned: Optional[list] = None, *,
+                   revoking: Optional[list] = None, state: str = "stable", epoch: Optional[int] = None,
+                   **fields) -> dict:
+        """owned: ["topic/partition", ...] it is assigned (None: the same as its previous event);
+        epoch: the group epoch (default: the member epoch)."""
+        return self.event("member_reconciled", ts, member_id=member_id, client_id=member_id.split("-")[0],
+                          generation=member_epoch if epoch is None else epoch, member_epoch=member_epoch,
+                          state=state, assignment=None if owned is None else _rows({member_id: owned}),
+                          revoking=_rows({member_id: revoking}) if revoking else None, **fields)
+
+    def stable(self, ts: int, epoch: int, members: int = 1, **fields) -> dict:
+        return self.event("group_stable", ts, generation=epoch, members=members, **fields)
+
+    def migrated(self, ts: int, group_type: str, generation: int, members: int = 1, **fields) -> dict:
+        return self.event("group_migrated", ts, group_type=group_type, generation=generation, members=members,
+                          **fields)
+
     def frame(self, spark):
         """The events as a DataFrame with JOURNAL_SCHEMA, in reverse order (analyses must not rely on input order)."""
         from groupctl.analytics.schemas import JOURNAL_SCHEMA
@@ -86,8 +116,15 @@ class Journal:
         return spark.createDataFrame(rows, schema=JOURNAL_SCHEMA)
 
 
+def _rows(owners: dict) -> list[dict]:
+    """{member_id: ["topic/partition", ...]} -> assignment rows."""
+    return [dict(member_id=member, client_id=member.split("-")[0], topic=topic, partition=int(partition))
+            for member, partitions in owners.items()
+            for topic, partition in (name.rsplit("/", 1) for name in partitions)]
+
+
 def _row_value(name: str, value):
-    if name == "assignment" and value is not None:
+    if name in ASSIGNMENT_LISTS and value is not None:
         return [tuple(entry[field] for field in ASSIGNMENT_FIELDS) for entry in value]
     return value
 

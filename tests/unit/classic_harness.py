@@ -130,8 +130,10 @@ class Harness:
         return self.ask("leave_group", LeaveGroup(group, tuple(members)))
 
     def commit(self, group: str, generation: int, member_id: str, *offsets: PartitionOffset,
-               instance: Optional[str] = None) -> list[ErrorCode]:
-        result = self.ask("commit_offsets", CommitOffsets(group, generation, member_id, instance, tuple(offsets)))
+               instance: Optional[str] = None, version: int = 8) -> list[ErrorCode]:
+        """The partitions' errors of an OffsetCommit at `version` (kafka-python's by default)."""
+        request = CommitOffsets(group, generation, member_id, instance, tuple(offsets), version)
+        result = self.ask("commit_offsets", request)
         return [p.error for p in result.partitions]
 
     def state(self, group: str = "g") -> str:

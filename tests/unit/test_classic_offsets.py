@@ -1,5 +1,7 @@
 """OffsetCommit fencing, OffsetFetch in every state, OffsetDelete, deleted topics' offsets."""
 
+import pytest
+
 from groupctl.coordinator.classic.messages import LeavingMember
 
 from groupctl.coordinator.offsets.messages import (
@@ -93,10 +95,28 @@ def test_commit_without_generation_but_with_a_member_id_is_checked_like_a_member
     assert h.commit("g", -1, a.member_id, P0) == [ErrorCode.ILLEGAL_GENERATION]
 
 
-def test_commit_with_a_generation_to_an_unknown_group_is_illegal_generation():
+@pytest.mark.parametrize("version, error", [(8, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)])
+def test_commit_with_a_generation_to_an_unknown_group_is_refused_as_its_version_says(version, error):
     h = Harness()
-    assert h.commit("nope", 3, "c-ghost", P0) == [ErrorCode.ILLEGAL_GENERATION]
+    assert h.commit("nope", 3, "c-ghost", P0, version=version) == [error]
     assert h.state("nope") == "Dead"
+
+
+@pytest.mark.parametrize("version", [2, 7, 8, 9, 10])
+def test_a_classic_groups_verdict_is_the_same_at_every_version(version):
+    h = Harness()
+    a, _ = h.stable_group(count=2)
+    assert h.commit("g", 1, a.member_id, P0, version=version) == [ErrorCode.NONE]
+    assert h.commit("g", 0, a.member_id, P0, version=version) == [ErrorCode.ILLEGAL_GENERATION]
+    assert h.commit("g", 1, "c-ghost", P0, version=version) == [ErrorCode.UNKNOWN_MEMBER_ID]
+
+
+def test_fetch_from_a_classic_group_ignores_a_member_id_and_epoch():
+    h = Harness()
+    a, _ = h.stable_group(count=2)
+    h.commit("g", 1, a.member_id, P0)
+    answer = h.ask("fetch_offsets", FetchOffsets("g", (("t", 0),), member_id="c-ghost", member_epoch=99))
+    assert (answer.error, answer.offsets) == (ErrorCode.NONE, (CommittedOffset("t", 0, 42, 3, "m"),))
 
 
 def test_commit_by_a_static_member_with_another_instance_is_fenced():

@@ -5,11 +5,12 @@ document is a LayoutError naming its path."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from groupctl.coordinator.consumer.document import build_document, load_group
-from groupctl.coordinator.consumer.member import MemberState
+from groupctl.coordinator.consumer.member import ClassicMembership, MemberState
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from tests.unit.consumer_harness import ORDERS, Client, Harness
@@ -61,6 +62,19 @@ def test_a_loaded_group_is_the_stored_one_and_its_members_keep_what_they_own():
     assert loaded.owner_epoch(ORDERS.topic_id, 0) == group.owner_epoch(ORDERS.topic_id, 0) == 1
 
 
+def test_a_classic_protocol_member_keeps_its_session_timeout_and_protocols_through_the_document():
+    harness = reconciling_group()
+    group = harness.group()
+    group.put_member(replace(group.members["b"], classic=ClassicMembership(10_000, (("range", b"\x00\x01"),
+                                                                                    ("roundrobin", b"")))))
+    as_json = json.loads(document_of(harness).encode())
+    assert as_json["members"][1]["classic"] == {"session_timeout_ms": 10_000, "protocols": [
+        {"name": "range", "metadata_base64": "AAE="}, {"name": "roundrobin", "metadata_base64": ""}]}
+    assert "classic" not in as_json["members"][0]  # a consumer-protocol member
+    loaded = load_group(ConsumerGroupDocument.from_json("g", as_json))
+    assert loaded.members["b"].classic == group.members["b"].classic and loaded.members["a"].classic is None
+
+
 def test_a_member_state_written_by_a_newer_groupctl_loads_as_unknown():
     as_json = document_of(reconciling_group()).to_json()
     as_json["members"][1]["member_state"] = "from-the-future"
@@ -77,6 +91,12 @@ def test_a_member_state_written_by_a_newer_groupctl_loads_as_unknown():
     (lambda d: d.update(topics=[]), '"topics" must be an object'),
     (lambda d: d.update(subscribed={"t": 0}), '"subscribed" must be an object of partition counts'),
     (lambda d: d.update(ownership={"orders": {"0": 5}}), '"ownership" must be'),
+    (lambda d: d["members"][0].update(classic={"session_timeout_ms": 10, "protocols": []}),
+     'members[0]: classic: must be an object with a non-empty "protocols" list'),
+    (lambda d: d["members"][0].update(classic={"session_timeout_ms": 10, "protocols": [
+        {"name": "range", "metadata_base64": "!"}]}), 'classic: protocols[0]: "metadata_base64" is not base64'),
+    (lambda d: d["members"][0].update(classic={"session_timeout_ms": 0, "protocols": [
+        {"name": "range", "metadata_base64": ""}]}), 'classic: "session_timeout_ms" must be within'),
 ])
 def test_a_malformed_document_is_a_layout_error_naming_its_path(change, problem):
     as_json = document_of(reconciling_group()).to_json()

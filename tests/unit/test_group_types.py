@@ -14,6 +14,7 @@ from groupctl.coordinator.offsets.messages import CommitOffsets, FetchOffsets, P
 from groupctl.coordinator.placement import Placement
 from groupctl.coordinator.records import GroupMetadataRecord
 from groupctl.coordinator.timers import ManualTimer
+from tests.unit.classic_harness import subscription
 
 ORDERS = TopicInfo("orders", "orders-id", 4)
 
@@ -37,18 +38,22 @@ class Node:
         return self.call("consumer_group_heartbeat", ConsumerHeartbeat(
             group, member, 0, rebalance_timeout_ms=60_000, subscribed_topic_names=topics, owned={}))
 
-    def commit(self, group="g", member="", epoch=-1, offset=10):
+    def commit(self, group="g", member="", epoch=-1, offset=10, version=9):
         answer = self.call("commit_offsets", CommitOffsets(
-            group, epoch, member, None, (PartitionOffset("orders", 0, offset),)))
+            group, epoch, member, None, (PartitionOffset("orders", 0, offset),), version))
         return answer.partitions[0].error
 
     def committed(self, group="g") -> int:
         return self.call("fetch_offsets", FetchOffsets(group, (("orders", 0),))).offsets[0].offset
 
+    def fetch_error(self, member: str, epoch: int, group="g") -> ErrorCode:
+        return self.call("fetch_offsets", FetchOffsets(group, (("orders", 0),), member_id=member,
+                                                       member_epoch=epoch)).error
+
 
 def classic_join(group="g") -> JoinGroup:
     return JoinGroup(group_id=group, member_id="", group_instance_id=None, session_timeout_ms=10_000,
-                     rebalance_timeout_ms=10_000, protocol_type="consumer", protocols=(("range", b""),),
+                     rebalance_timeout_ms=10_000, protocol_type="consumer", protocols=(("range", subscription("orders")),),
                      client_id="c", client_host="/127.0.0.1", require_known_member_id=False)
 
 
@@ -61,16 +66,18 @@ def test_a_consumer_join_takes_an_empty_classic_groups_id_and_keeps_its_committe
     assert node.committed() == 42
 
 
-def test_a_consumer_join_cannot_take_a_classic_group_with_members():
+def test_a_consumer_join_cannot_take_a_classic_group_whose_members_are_not_consumers():
     node = Node()
-    node.call("join_group", classic_join())
-    assert node.join().error == ErrorCode.GROUP_ID_NOT_FOUND
+    node.call("join_group", JoinGroup(**{**classic_join().__dict__, "protocol_type": "connect"}))
+    assert node.join().error == ErrorCode.GROUP_ID_NOT_FOUND  # online migration is for consumers only
 
 
-def test_the_classic_member_apis_do_not_reach_a_consumer_group():
+def test_a_classic_join_to_a_consumer_group_with_members_joins_it_on_the_classic_protocol():
     node = Node()
     node.join()
-    assert node.call("join_group", classic_join()).error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    answer = node.call("join_group", classic_join())
+    assert (answer.error, answer.generation_id, answer.leader) == (ErrorCode.NONE, 2, "")
+    assert node.core.consumer.groups["g"].members[answer.member_id].classic is not None
 
 
 def test_a_consumer_member_commits_at_its_member_epoch_only():
@@ -78,9 +85,21 @@ def test_a_consumer_member_commits_at_its_member_epoch_only():
     node.join(member="m")
     assert node.commit(member="m", epoch=1, offset=5) == ErrorCode.NONE
     assert node.commit(member="m", epoch=0) == ErrorCode.STALE_MEMBER_EPOCH
+    assert node.commit(member="m", epoch=1, version=8) == ErrorCode.UNSUPPORTED_VERSION  # KIP-848: v9+
     assert node.commit(member="who", epoch=1) == ErrorCode.UNKNOWN_MEMBER_ID
     assert node.commit(member="", epoch=-1) == ErrorCode.UNKNOWN_MEMBER_ID  # a simple commit needs no members
     assert node.committed() == 5
+
+
+def test_a_fetch_naming_a_member_is_checked_by_a_consumer_group_only():
+    node = Node()
+    node.join(member="m")
+    node.call("join_group", classic_join("old"))
+    assert node.fetch_error("m", 1) == ErrorCode.NONE
+    assert node.fetch_error("m", 0) == ErrorCode.STALE_MEMBER_EPOCH
+    assert node.fetch_error("who", 1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert node.fetch_error("who", 1, group="old") == ErrorCode.NONE  # a classic group checks no member
+    assert node.fetch_error("who", 1, group="nowhere") == ErrorCode.NONE
 
 
 def test_list_groups_names_both_types_and_filters_by_type():
@@ -103,11 +122,12 @@ def test_a_consumer_group_is_deleted_only_empty_and_its_offsets_go_with_it():
     assert node.committed() == -1 and "g" not in node.core.consumer.groups
 
 
-def test_describe_groups_shows_a_consumer_group_and_trigger_bumps_its_epoch():
+def test_describe_groups_answers_a_consumer_group_as_kafka_4_and_trigger_bumps_its_epoch():
     node = Node()
     node.join(member="m")
     (described,) = node.call("describe_groups", ("g",))
-    assert (described.protocol_type, described.protocol, described.state) == ("consumer", "uniform", "Stable")
+    assert (described.error, described.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND,
+                                                          "Group g is not a classic group.")
     assert node.call("trigger_rebalance", TriggerRebalance("g")).started
     assert node.core.consumer.groups["g"].group_epoch == 2
 

@@ -274,10 +274,23 @@ def test_every_builder_writes_exactly_the_fields_the_layout_declares_for_its_eve
         journal.offset_commit(0, 1, "g", member_id="m", generation=1, topic="t", partition=0, offset=5),
         journal.offset_delete(0, 1, "g", topic="t", partition=0),
         journal.group_deleted(0, 1, "g"),
+        journal.group_epoch_bumped(0, 1, "g", generation=2, reason=journal.JOIN, member_id="m", client_id="c",
+                                   members=1),
+        journal.target_assignment_computed(0, 1, "g", generation=2, protocol="uniform", members=1, moved=1,
+                                           member_ids=["m"], assignment=[row]),
+        journal.member_reconciled(0, 1, "g", member_id="m", client_id="c", instance_id=None, generation=2,
+                                  member_epoch=2, state="unrevoked_partitions", assignment=[row], revoking=[row]),
+        journal.group_stable(0, 1, "g", generation=2, members=1),
+        journal.group_migrated(0, 1, "g", group_type=journal.CONSUMER, generation=3, member_id="m", client_id="c",
+                               members=2),
     ]
     assert sorted(event["event"] for event in built) == sorted(EVENTS)
     declared = {name for name, _ in FIELDS}
+    kinds = dict(FIELDS)
     for event in built:
         assert set(event) == (set(COMMON) - {"seq"}) | set(EVENTS[event["event"]]), event["event"]
         assert set(event) <= declared
+        for name, value in event.items():  # every assignment[] field holds ASSIGNMENT_ROW objects
+            if kinds[name] == "assignment[]":
+                assert all(set(entry) == set(row) for entry in value), (event["event"], name)
     assert set(built[1]["assignment"][0]) == set(row)

@@ -39,13 +39,19 @@ class FakeGroup:
 
     commit_verdict: ErrorCode = ErrorCode.NONE
     delete_verdict: ErrorCode = ErrorCode.NONE
+    fetch_verdict: ErrorCode = ErrorCode.NONE
     subscribed: frozenset[str] = frozenset()
-    asked: list[tuple[str, Optional[str], int]] = field(default_factory=list)
+    asked: list[tuple[str, Optional[str], int, int]] = field(default_factory=list)
+    asked_fetch: list[tuple[Optional[str], int]] = field(default_factory=list)
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int) -> ErrorCode:
-        self.asked.append((member_id, instance_id, generation_or_member_epoch))
+                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
+        self.asked.append((member_id, instance_id, generation_or_member_epoch, api_version))
         return self.commit_verdict
+
+    def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
+        self.asked_fetch.append((member_id, member_epoch))
+        return self.fetch_verdict
 
     def validate_delete(self) -> ErrorCode:
         return self.delete_verdict
@@ -77,12 +83,14 @@ def reply(result: Result):
 
 
 def commit(store: OffsetStore, group: str, *offsets: PartitionOffset, generation: int = 1,
-           member_id: str = "m1", instance_id: Optional[str] = None) -> Result:
-    return store.commit("tok", CommitOffsets(group, generation, member_id, instance_id, offsets), NOW)
+           member_id: str = "m1", instance_id: Optional[str] = None, version: int = 9) -> Result:
+    return store.commit("tok", CommitOffsets(group, generation, member_id, instance_id, offsets, version), NOW)
 
 
-def fetch(store: OffsetStore, group: str, partitions=None) -> FetchOffsetsResult:
-    return reply(store.fetch("tok", FetchOffsets(group, partitions), NOW))
+def fetch(store: OffsetStore, group: str, partitions=None, member_id: Optional[str] = None,
+          member_epoch: int = -1) -> FetchOffsetsResult:
+    request = FetchOffsets(group, partitions, member_id=member_id, member_epoch=member_epoch)
+    return reply(store.fetch("tok", request, NOW))
 
 
 def delete(store: OffsetStore, group: str, *partitions: tuple[str, int]) -> Result:
@@ -105,15 +113,16 @@ def test_an_accepted_commit_is_one_record_and_one_event_per_partition_and_is_fet
     assert fetch(store, "g").offsets == (CommittedOffset("t", 0, 42, 3, "m"), CommittedOffset("t", 1, 7))
 
 
-def test_the_group_is_asked_with_the_committers_member_id_instance_id_and_generation_or_epoch():
+def test_the_group_is_asked_with_the_committers_member_id_instance_id_generation_and_version():
     group = FakeGroup()
     store = Groups(g=group).store()
-    commit(store, "g", P0, generation=5, member_id="m9", instance_id="i9")
-    assert group.asked == [("m9", "i9", 5)]
+    commit(store, "g", P0, generation=5, member_id="m9", instance_id="i9", version=7)
+    assert group.asked == [("m9", "i9", 5, 7)]
 
 
 @pytest.mark.parametrize("verdict", [ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID,
-                                     ErrorCode.FENCED_INSTANCE_ID, ErrorCode.REBALANCE_IN_PROGRESS])
+                                     ErrorCode.FENCED_INSTANCE_ID, ErrorCode.REBALANCE_IN_PROGRESS,
+                                     ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNSUPPORTED_VERSION])
 def test_a_refused_commit_answers_the_groups_verdict_for_every_partition_and_changes_nothing(verdict):
     store = Groups(g=FakeGroup(commit_verdict=verdict)).store()
     result = commit(store, "g", P0, P1)
@@ -122,10 +131,11 @@ def test_a_refused_commit_answers_the_groups_verdict_for_every_partition_and_cha
     assert fetch(store, "g").offsets == ()
 
 
-def test_a_simple_commit_to_an_unknown_group_is_accepted_and_creates_the_group():
+@pytest.mark.parametrize("version", [2, 8, 9, 10])
+def test_a_simple_commit_to_an_unknown_group_is_accepted_and_creates_the_group(version):
     groups = Groups()
     store = groups.store()
-    result = commit(store, "s", P0, generation=-1, member_id="")
+    result = commit(store, "s", P0, generation=-1, member_id="", version=version)
     assert reply(result).partitions == (PartitionError("t", 0, ErrorCode.NONE),)
     assert groups.created == ["s"]
     assert result.events == [offset_commit(NODE, NOW, "s", member_id="", generation=-1,
@@ -133,12 +143,16 @@ def test_a_simple_commit_to_an_unknown_group_is_accepted_and_creates_the_group()
     assert fetch(store, "s", (("t", 0),)).offsets == (CommittedOffset("t", 0, 42, 3, "m"),)
 
 
-def test_a_commit_with_a_generation_to_an_unknown_group_is_illegal_generation_and_creates_nothing():
+@pytest.mark.parametrize("version, error", [
+    (2, ErrorCode.ILLEGAL_GENERATION), (8, ErrorCode.ILLEGAL_GENERATION),  # Kafka's backward compatibility
+    (9, ErrorCode.GROUP_ID_NOT_FOUND), (10, ErrorCode.GROUP_ID_NOT_FOUND),
+])
+def test_a_commit_with_a_generation_to_an_unknown_group_is_refused_by_version_and_creates_nothing(version, error):
     groups = Groups()
     store = groups.store()
-    result = commit(store, "nope", P0, generation=0)
-    assert reply(result).partitions == (PartitionError("t", 0, ErrorCode.ILLEGAL_GENERATION),)
-    assert (result.records, groups.created) == ([], [])
+    result = commit(store, "nope", P0, P1, generation=0, version=version)
+    assert reply(result).partitions == (PartitionError("t", 0, error), PartitionError("t", 1, error))
+    assert (result.records, result.events, groups.created) == ([], [], [])
 
 
 def test_metadata_over_the_limit_refuses_only_its_partition():
@@ -180,6 +194,30 @@ def test_fetch_of_an_unknown_group_answers_minus_one_offsets_and_no_error():
     assert fetch(store, "nope", (("t", 0), ("u", 3))) == FetchOffsetsResult(
         ErrorCode.NONE, (CommittedOffset("t", 0, -1), CommittedOffset("u", 3, -1)))
     assert fetch(store, "nope") == FetchOffsetsResult(ErrorCode.NONE, ())
+
+
+def test_fetch_of_an_unknown_group_checks_no_member():
+    store = Groups().store()
+    assert fetch(store, "nope", (("t", 0),), member_id="m1", member_epoch=4) == FetchOffsetsResult(
+        ErrorCode.NONE, (CommittedOffset("t", 0, -1),))
+
+
+def test_the_group_is_asked_with_the_fetching_member_id_and_epoch():
+    group = FakeGroup()
+    store = Groups(g=group).store()
+    fetch(store, "g", member_id="m9", member_epoch=4)
+    fetch(store, "g")
+    assert group.asked_fetch == [("m9", 4), (None, -1)]
+
+
+@pytest.mark.parametrize("verdict", [ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.STALE_MEMBER_EPOCH])
+def test_a_refused_fetch_answers_the_groups_verdict_and_no_offsets(verdict):
+    group = FakeGroup()
+    store = Groups(g=group).store()
+    commit(store, "g", P0)
+    group.fetch_verdict = verdict
+    assert fetch(store, "g", (("t", 0),), member_id="m1", member_epoch=1) == FetchOffsetsResult(verdict)
+    assert fetch(store, "g") == FetchOffsetsResult(verdict)
 
 
 def test_fetch_of_named_partitions_answers_minus_one_for_the_uncommitted_ones():
@@ -307,4 +345,4 @@ def test_groups_of_any_type_plug_in_through_the_lookup():
                         create_group=lambda g: classic.setdefault(g, FakeGroup()))
     assert reply(commit(store, "c", P0)).partitions[0].error is ErrorCode.NONE
     assert reply(commit(store, "k", P0, generation=3)).partitions[0].error is ErrorCode.STALE_MEMBER_EPOCH
-    assert consumer["k"].asked == [("m1", None, 3)]
+    assert consumer["k"].asked == [("m1", None, 3, 9)]

@@ -7,6 +7,9 @@ import struct
 
 import pytest
 
+import uuid
+
+from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.client.kafka import (
     API_VERSIONS,
@@ -24,7 +27,8 @@ METADATA = ClusterMetadata({0: NODE}, {"t": {0: 0, 1: 0}}, frozenset())
 
 def calls():
     yield apis.describe_groups_call(NODE, ["g", "h"])
-    yield apis.list_groups_call(NODE, ["Stable"])
+    yield apis.list_groups_call(NODE, ["Stable"], ["consumer"])
+    yield consumer_apis.consumer_group_describe_call(NODE, ["g", "h"])
     yield apis.offset_fetch_call(NODE, "g")
     yield apis.groupctl_document_call(NODE, "g", after_generation=3, max_wait_ms=100)
 
@@ -54,6 +58,23 @@ def sample_offset_fetch(cls, version):
     part_cls = topic_cls.OffsetFetchResponsePartition
     return cls(throttle_time_ms=0, error_code=0, topics=[topic_cls(name="t", partitions=[
         part_cls(partition_index=1, committed_offset=42, committed_leader_epoch=-1, metadata="", error_code=0)])])
+
+
+def sample_consumer_group_describe(cls, version):
+    member_cls = cls.DescribedGroup.Member
+    block = member_cls.Assignment(topic_partitions=[member_cls.Assignment.TopicPartitions(
+        topic_id=uuid.UUID(int=7), topic_name="t", partitions=[0, 2])])
+    member = member_cls(member_id="m-1", instance_id=None, rack_id=None, member_epoch=3, client_id="c",
+                        client_host="/127.0.0.1", subscribed_topic_names=["t"], subscribed_topic_regex=None,
+                        assignment=block, target_assignment=block, member_type=1)
+    return cls(throttle_time_ms=0, groups=[cls.DescribedGroup(
+        error_code=0, error_message=None, group_id="g", group_state="Stable", group_epoch=3, assignment_epoch=3,
+        assignor_name="uniform", members=[member], authorized_operations=-2**31)])
+
+
+@pytest.mark.parametrize("version", range(0, 2))
+def test_a_consumer_group_describe_response_decodes_as_its_compiled_codec_decodes_it(version):
+    check_response(consumer_apis.CONSUMER_GROUP_DESCRIBE, version, sample_consumer_group_describe)
 
 
 @pytest.mark.parametrize("version", range(0, 7))

@@ -149,7 +149,8 @@ def test_the_json_form_has_the_documented_keys():
     as_json = diff_documents(document(1, A), document(2, A_HALF, B_HALF, rebalance=block)).to_json()
 
     assert as_json == {
-        "group": "orders", "generation": 2, "previous_generation": 1, "state": "Stable", "members": 2,
+        "group": "orders", "group_type": "classic", "generation": 2, "previous_generation": 1,
+        "assignment_epoch": None, "state": "Stable", "members": 2,
         "reason": "leave", "detail": "d", "caused_by": None,
         "started_at_ms": 1, "completed_at_ms": 3, "duration_ms": 2,
         "members_joined": [{"member_id": "app-2-bbb", "client_id": "app-2"}],

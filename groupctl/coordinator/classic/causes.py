@@ -40,6 +40,7 @@ class Reason(str, Enum):
     TRIGGER = "trigger"  # an operator asked for it (`groupctl rebalance trigger`)
     TOPIC_CHANGE = "topic change"  # a subscribed topic gained partitions
     COORDINATOR_LOAD = "coordinator load"  # this node took the group over (failover or restart)
+    MIGRATION = "migration"  # a consumer group became classic again: its last consumer-protocol member left
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,11 @@ from groupctl.coordinator.classic import (
     takeover,
     topic_changes,
 )
+from groupctl.coordinator.classic.causes import Reason, RebalanceCause
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.context import Core, cancel_group_timers
 from groupctl.coordinator.classic.document import build_document
+from groupctl.coordinator.classic.group import ClassicGroup
 from groupctl.coordinator.classic.messages import (
     DeletedGroup,
     GroupDescription,
@@ -53,6 +55,7 @@ from groupctl.coordinator.classic.messages import (
     TriggerRebalance,
     TriggerRebalanceResult,
 )
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.offsets import OffsetGroup
 from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
@@ -206,18 +209,38 @@ class GroupCoordinator:
 
     # --- beside another group type -------------------------------------------------------------
 
+    def group(self, group_id: str) -> Optional[ClassicGroup]:
+        """The classic group with this id, for the facade's migration decisions (read only)."""
+        return self._core.groups.get(group_id)
+
     def state_of(self, group_id: str) -> Optional[GroupState]:
         """The classic group's state (None: no classic group has this id)."""
         group = self._core.groups.get(group_id)
         return group.state if group is not None else None
 
-    def give_up_empty(self, group_id: str) -> None:
-        """An Empty classic group's id passes to a group of another type: the group object goes,
-        its committed offsets stay (the new group's document replaces its document)."""
-        group = self._core.groups[group_id]
-        assert group.state is GroupState.EMPTY, group.state
+    def give_up(self, group_id: str) -> tuple[ClassicGroup, Result]:
+        """The group's id passes to a group of another type (online migration, or an Empty
+        group taken over): the group object leaves the core, its committed offsets stay (the new
+        group's document replaces its document). Parked JoinGroup and SyncGroup requests are
+        answered REBALANCE_IN_PROGRESS (the members rejoin the new group); timers are cancelled."""
+        group = self._core.groups.pop(group_id)
         cancel_group_timers(self._core, group)
-        del self._core.groups[group_id]
+        out = Result()
+        for member in group.members.values():
+            member.answer_join(out, JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+            member.answer_sync(out, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        return group, out
+
+    def adopt(self, group: ClassicGroup, now_ms: int, detail: str) -> Result:
+        """A group of another type becomes this classic group (online migration): its document
+        is written as it is (Stable), its members get fresh sessions, and a rebalance starts so
+        they rejoin and a leader assigns (reason "migration")."""
+        out = Result()
+        self._core.groups[group.group_id] = group
+        rebalance.arm_loaded_group(self._core, group)
+        rebalance.write_document(self._core, group, group.state, now_ms, out)
+        rebalance.prepare_rebalance(self._core, group, now_ms, out, RebalanceCause(Reason.MIGRATION, detail=detail))
+        return out
 
     def drop_offsets(self, group_id: str) -> None:
         """A group of another type was deleted: its committed offsets go with it."""

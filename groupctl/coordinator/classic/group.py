@@ -259,9 +259,14 @@ class ClassicGroup:
     # --- offsets (with is_subscribed_to: the offset store's OffsetGroup protocol) ------------
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int) -> ErrorCode:
-        """May this committer commit now? (the rules: `classic.offsets`)"""
+                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
+        """May this committer commit now? (the rules, the same at every version: `classic.offsets`)"""
         return offsets.commit_error(self, member_id, instance_id, generation_or_member_epoch)
+
+    def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
+        """OffsetFetch reads a classic group's offsets in every state, whoever asks (the member id
+        and epoch of OffsetFetch v9+ are a consumer group's; Kafka's ClassicGroup ignores them)."""
+        return ErrorCode.NONE
 
     def validate_delete(self) -> ErrorCode:
         """May OffsetDelete delete this group's offsets now? (the rules: `classic.offsets`)"""

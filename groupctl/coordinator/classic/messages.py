@@ -140,6 +140,7 @@ class GroupDescription:
     protocol: str = ""  # the chosen protocol (assignor); "" unless Stable/CompletingRebalance
     generation_id: int = -1  # not on the wire (DescribeGroups has no generation): CLI/ops use it
     members: tuple[DescribedMember, ...] = ()
+    error_message: Optional[str] = None  # GROUP_ID_NOT_FOUND (v6): why, when not "not found"
 
 
 @dataclass(frozen=True)

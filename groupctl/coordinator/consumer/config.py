@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Optional
 
 from groupctl import defaults
+
+
+class MigrationPolicy(str, Enum):
+    """group.consumer.migration.policy: which online migrations between the classic and the
+    consumer protocol a group may make (Apache Kafka 4.0's default is bidirectional)."""
+
+    BIDIRECTIONAL = "bidirectional"
+    UPGRADE = "upgrade"  # a consumer-protocol member may join a live classic group
+    DOWNGRADE = "downgrade"  # a consumer group whose last consumer-protocol member left becomes classic
+    DISABLED = "disabled"
+
+    @property
+    def upgrades(self) -> bool:
+        return self in (MigrationPolicy.BIDIRECTIONAL, MigrationPolicy.UPGRADE)
+
+    @property
+    def downgrades(self) -> bool:
+        return self in (MigrationPolicy.BIDIRECTIONAL, MigrationPolicy.DOWNGRADE)
 
 
 @dataclass(frozen=True)
@@ -14,3 +33,4 @@ class ConsumerGroupConfig:
     heartbeat_interval_ms: int = defaults.CONSUMER_HEARTBEAT_INTERVAL_MS  # group.consumer.heartbeat.interval.ms
     assignors: tuple[str, ...] = defaults.CONSUMER_ASSIGNORS  # group.consumer.assignors: the first is the default
     max_size: Optional[int] = defaults.CONSUMER_MAX_SIZE  # group.consumer.max.size; None: unbounded
+    migration_policy: MigrationPolicy = MigrationPolicy(defaults.CONSUMER_MIGRATION_POLICY)

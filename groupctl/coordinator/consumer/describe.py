@@ -33,7 +33,8 @@ def _described(core: ConsumerCore, group_id: str) -> DescribedConsumerGroup:
     members = tuple(
         DescribedMember(m.member_id, m.instance_id, m.rack_id, m.member_epoch, m.client_id, m.client_host,
                         m.subscribed_topic_names, m.subscribed_topic_regex,
-                        topics(union(m.assigned, m.pending_revocation)), topics(group.target_of(m.member_id)))
+                        topics(union(m.assigned, m.pending_revocation)), topics(group.target_of(m.member_id)),
+                        m.classic is not None)
         for m in sorted(group.members.values(), key=lambda m: m.member_id))
     return DescribedConsumerGroup(group_id, ErrorCode.NONE, None, group.state.value, group.group_epoch,
                                   group.assignment_epoch, group.assignor or core.config.assignors[0], members)

@@ -9,10 +9,10 @@ Topic ids the image no longer knows keep the name the document recorded.
 from __future__ import annotations
 
 from groupctl.coordinator.consumer.group import ConsumerGroup
-from groupctl.coordinator.consumer.member import ConsumerMember, MemberState
+from groupctl.coordinator.consumer.member import ClassicMembership, ConsumerMember, MemberState
 from groupctl.coordinator.consumer.partitions import Assignment, assignment
 from groupctl.coordinator.consumer.topics import TopicImage
-from groupctl.layout.consumer_groups import ConsumerGroupDocument, ConsumerMemberDocument
+from groupctl.layout.consumer_groups import ClassicMemberDocument, ConsumerGroupDocument, ConsumerMemberDocument
 
 
 def build_document(group: ConsumerGroup, topics: TopicImage, *, node_id: int, now_ms: int) -> ConsumerGroupDocument:
@@ -35,7 +35,8 @@ def build_document(group: ConsumerGroup, topics: TopicImage, *, node_id: int, no
             server_assignor=m.server_assignor, member_epoch=m.member_epoch,
             previous_member_epoch=m.previous_member_epoch, member_state=m.state.value,
             assigned=named(m.assigned), pending_revocation=named(m.pending_revocation),
-            target=named(group.target_of(m.member_id)))
+            target=named(group.target_of(m.member_id)),
+            classic=ClassicMemberDocument(m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None)
         for m in sorted(group.members.values(), key=lambda m: m.member_id))
     ownership: dict[str, dict[str, str]] = {}
     for m in members:
@@ -68,7 +69,8 @@ def load_group(document: ConsumerGroupDocument) -> ConsumerGroup:
             rebalance_timeout_ms=m.rebalance_timeout_ms, client_id=m.client_id, client_host=m.client_host,
             subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
             subscribed_topic_regex=m.subscribed_topic_regex, server_assignor=m.server_assignor,
-            assigned=assignment(m.assigned), pending_revocation=assignment(m.pending_revocation)))
+            assigned=assignment(m.assigned), pending_revocation=assignment(m.pending_revocation),
+            classic=ClassicMembership(m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None))
         if m.target:
             group.target[m.member_id] = assignment(m.target)
     return group

@@ -19,6 +19,7 @@ from typing import Iterable, Optional
 from groupctl.coordinator.consumer.member import ConsumerMember
 from groupctl.coordinator.consumer.partitions import EMPTY, Assignment
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.offsets.messages import MEMBER_EPOCH_COMMIT_VERSION
 
 
 class ConsumerGroupState(Enum):
@@ -45,6 +46,7 @@ class ConsumerGroup:
         self.subscribed_names: frozenset[str] = frozenset()  # the names of those topics
         self.topics_version = -1  # the core's topics `subscribed` was computed from (-1: not since loaded)
         self.topic_names: dict[str, str] = {}  # topic id -> name, as the last document named them
+        self.pending: set[str] = set()  # member ids handed out with MEMBER_ID_REQUIRED (classic protocol)
         self._static: dict[str, str] = {}  # instance id -> member id
         self._owners: dict[tuple[str, int], tuple[str, int]] = {}  # (topic id, partition) -> (member id, epoch)
         self._names: Counter[str] = Counter()  # subscribed topic name -> members subscribing
@@ -93,18 +95,40 @@ class ConsumerGroup:
     # -- the offset store's questions (`groupctl.coordinator.offsets.OffsetGroup`) ----------------
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int) -> ErrorCode:
+                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
         """Apache Kafka's ConsumerGroup.validateOffsetCommit: an epoch below 0 (an admin or a
         manual-assignment commit) only while the group has no members; else the member must be
-        known and commit at its current epoch (STALE_MEMBER_EPOCH: it heartbeats and retries)."""
+        known (UNKNOWN_MEMBER_ID), a consumer-protocol member must use OffsetCommit v9+
+        (UNSUPPORTED_VERSION), and it must commit at its current epoch (`_offset_epoch_error`)."""
         if generation_or_member_epoch < 0 and not self.members:
             return ErrorCode.NONE
         member = self.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_or_member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return ErrorCode.NONE
+        if member.classic is None and api_version < MEMBER_EPOCH_COMMIT_VERSION:
+            return ErrorCode.UNSUPPORTED_VERSION
+        return self._offset_epoch_error(member, generation_or_member_epoch)
+
+    def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
+        """Apache Kafka's ConsumerGroup.validateOffsetFetch: a fetch naming no member (no id, an
+        epoch below 0: admin tools, older versions, librdkafka) is always answered; else the
+        member must be known (UNKNOWN_MEMBER_ID) and at its current epoch (`_offset_epoch_error`).
+        Deliberate difference: an empty member id counts as none (Kafka looks up a member "")."""
+        if not member_id and member_epoch < 0:
+            return ErrorCode.NONE
+        member = self.members.get(member_id) if member_id is not None else None
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return self._offset_epoch_error(member, member_epoch)
+
+    @staticmethod
+    def _offset_epoch_error(member: ConsumerMember, epoch: int) -> ErrorCode:
+        """A known member's offset request at `epoch`: NONE at its current epoch, else
+        STALE_MEMBER_EPOCH (the client heartbeats and retries), or ILLEGAL_GENERATION for a
+        classic-protocol member (online migration), which knows its epoch as a generation."""
+        if epoch == member.member_epoch:
+            return ErrorCode.NONE
+        return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
 
     def validate_delete(self) -> ErrorCode:
         return ErrorCode.NONE  # only the offsets of topics nobody subscribes to go (`is_subscribed_to`)

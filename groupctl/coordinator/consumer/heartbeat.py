@@ -7,8 +7,9 @@ One heartbeat, in Apache Kafka's order:
    UNKNOWN_MEMBER_ID; an epoch above the member's, or below it unless it is the previous epoch
    with owned partitions within the assignment (its last answer was lost), FENCED_MEMBER_EPOCH.
    Epoch 0 from a known member is a rejoin (KAFKA-19233). A static member's instance id held by
-   a live member is UNRELEASED_INSTANCE_ID; one held by a member that left for now (-2) passes to
-   the new member id with its assignment, without a rebalance.
+   a live member is UNRELEASED_INSTANCE_ID; one held by a member that left for now (-2), or by a
+   classic-protocol member (a static member upgrading its client), passes to the new member id
+   with its assignment, without a rebalance.
 3. Apply the request's changed fields; a new member, a changed subscription, or subscribed topics
    whose partitions changed bump the group epoch.
 4. A group epoch above the assignment epoch computes a new target assignment for everyone.
@@ -26,7 +27,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Hashable, Optional
 
-from groupctl.coordinator.consumer import regex, target
+from groupctl.coordinator import journal
+from groupctl.coordinator.consumer import events, regex, target
 from groupctl.coordinator.consumer.context import ConsumerCore, cancel_member_timers, rebalance_key, session_key
 from groupctl.coordinator.consumer.document import build_document
 from groupctl.coordinator.consumer.group import ConsumerGroup
@@ -38,7 +40,7 @@ from groupctl.coordinator.consumer.member import (
     MemberState,
 )
 from groupctl.coordinator.consumer.messages import ConsumerHeartbeat, ConsumerHeartbeatResult
-from groupctl.coordinator.consumer.partitions import is_subset
+from groupctl.coordinator.consumer.partitions import Assignment, is_subset
 from groupctl.coordinator.consumer.reconciliation import MustRejoin, reconcile
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
@@ -137,10 +139,12 @@ def _find_member(group: ConsumerGroup, req: ConsumerHeartbeat,
             return known if known is not None else ConsumerMember(member_id), None
         if holder.member_id == member_id:
             return holder, None
-        if holder.member_epoch != STATIC_LEAVE_EPOCH:
+        if holder.member_epoch != STATIC_LEAVE_EPOCH and holder.classic is None:
             raise Refused(ErrorCode.UNRELEASED_INSTANCE_ID,
                           f"Static member {holder.member_id} with instance id {req.instance_id} is still in the group.")
-        return replace(holder, member_id=member_id, member_epoch=JOIN_EPOCH, previous_member_epoch=JOIN_EPOCH), holder
+        # A classic-protocol holder is replaced at once: a static member upgrading its client.
+        return replace(holder, member_id=member_id, member_epoch=JOIN_EPOCH, previous_member_epoch=JOIN_EPOCH,
+                       classic=None), holder
     if holder is None:
         raise Refused(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
     if holder.member_id != member_id:
@@ -151,7 +155,7 @@ def _find_member(group: ConsumerGroup, req: ConsumerHeartbeat,
 
 
 def _updated(member: ConsumerMember, req: ConsumerHeartbeat) -> ConsumerMember:
-    changes: dict = {"client_id": req.client_id, "client_host": req.client_host}
+    changes: dict = {"client_id": req.client_id, "client_host": req.client_host, "classic": None}
     if req.instance_id is not None:
         changes["instance_id"] = req.instance_id
     if req.rack_id is not None:
@@ -199,24 +203,29 @@ def _heartbeat(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, new_memb
                       f"The consumer group has reached its maximum capacity of {limit} members.")
     member, replaced = _find_member(group, req, member_id)
     updated = _updated(member, req)
+    before = events.Before.of(group, member, replaced)
     try:
-        reconciled, changed = _apply(core, group, member, updated, replaced, req, now_ms)
+        reconciled, changed = apply(core, group, member, updated, replaced, req.owned, now_ms)
     except MustRejoin as exc:
         raise Refused(ErrorCode.FENCED_MEMBER_EPOCH, str(exc)) from None
     core.groups[group.group_id] = group
     if changed:
         persist(core, group, now_ms, out)
+        out.events.extend(events.applied(core, group, before, reconciled, now_ms))
     arm_session(core, group.group_id, member_id)
     assignment = reconciled.assigned if req.full or reconciled.assigned != member.assigned else None
     return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
                                    heartbeat_interval_ms=core.config.heartbeat_interval_ms, assignment=assignment)
 
 
-def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
-           replaced: Optional[ConsumerMember], req: ConsumerHeartbeat,
-           now_ms: int) -> tuple[ConsumerMember, bool]:
-    """Bump the epoch and recompute the target if due, then reconcile `updated`; returns it as
-    reconciled, and whether anything stored changed. Raises MustRejoin before changing anything."""
+def apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
+          replaced: Optional[ConsumerMember], owned: Optional[Assignment],
+          now_ms: int) -> tuple[ConsumerMember, bool]:
+    """Bump the epoch and recompute the target if due, then reconcile `updated` (`member` with the
+    request's changes; `owned`: the partitions the member says it owns, None if it did not say);
+    returns it as reconciled, and whether anything stored changed. Raises MustRejoin before
+    changing anything. The one place a member's join or change moves the group, for both
+    protocols (see `classic_members`)."""
     subscription_changed = (member.member_id not in group.members and replaced is None) or (
         updated.subscribed_topic_names != member.subscribed_topic_names
         or updated.subscribed_topic_regex != member.subscribed_topic_regex)
@@ -239,7 +248,7 @@ def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upd
             return -1  # the replaced static member's partitions pass to its successor
         return group.owner_epoch(topic_id, partition)
 
-    reconciled = reconcile(updated, target_epoch, member_target, owner_epoch, req.owned)
+    reconciled = reconcile(updated, target_epoch, member_target, owner_epoch, owned)
     # Every check passed: change the group.
     if replaced is not None:
         group.remove_member(replaced.member_id)
@@ -252,7 +261,7 @@ def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upd
         group.assignment_epoch = target_epoch
         group.assignor = assignor
     group.put_member(reconciled)
-    if reconciled != updated:  # the deadline runs from when the member entered UNREVOKED_PARTITIONS
+    if reconciled != updated and reconciled.classic is None:  # the deadline runs from entering UNREVOKED_PARTITIONS
         if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
             _arm_revocation_deadline(core, group.group_id, reconciled)
         else:
@@ -260,10 +269,11 @@ def _apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upd
     return reconciled, bump or assignments is not None or replaced is not None or reconciled != member
 
 
-def arm_session(core: ConsumerCore, group_id: str, member_id: str) -> None:
-    """(Re)start the member's session: it is fenced if no heartbeat comes within the timeout."""
-    core.timer.schedule(session_key(group_id, member_id), core.config.session_timeout_ms,
-                        lambda now: fence(core, group_id, member_id, now, "session expired"))
+def arm_session(core: ConsumerCore, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
+    """(Re)start the member's session: it is fenced if no heartbeat comes within the timeout
+    (default: the consumer protocol's; a classic-protocol member's is its own)."""
+    core.timer.schedule(session_key(group_id, member_id), timeout_ms or core.config.session_timeout_ms,
+                        lambda now: fence(core, group_id, member_id, now, journal.EXPIRED_SESSION))
 
 
 def _arm_revocation_deadline(core: ConsumerCore, group_id: str, member: ConsumerMember) -> None:
@@ -274,7 +284,7 @@ def _arm_revocation_deadline(core: ConsumerCore, group_id: str, member: Consumer
         current = group.members.get(member.member_id) if group is not None else None
         if current is None or current.member_epoch != epoch:
             return Result()
-        return fence(core, group_id, member.member_id, now_ms, "did not revoke its partitions in time")
+        return fence(core, group_id, member.member_id, now_ms, journal.EXPIRED_REBALANCE)
 
     core.timer.schedule(rebalance_key(group_id, member.member_id), member.rebalance_timeout_ms, expire)
 
@@ -298,6 +308,7 @@ def leave(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, out: Result) 
             group.put_member(replace(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={}))
             core.timer.cancel(rebalance_key(group.group_id, member.member_id))
             persist(core, group, now_ms, out)
+            out.events += events.left_for_now(core, group, group.members[member.member_id], now_ms)
             return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=member.member_id,
                                            member_epoch=STATIC_LEAVE_EPOCH)
     out.extend(remove(core, group, member.member_id, now_ms))
@@ -305,21 +316,42 @@ def leave(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, out: Result) 
 
 
 def fence(core: ConsumerCore, group_id: str, member_id: str, now_ms: int, why: str) -> Result:
-    """A timer's verdict: the member is removed, as if it had left."""
+    """A timer's verdict: the member is removed, as if it had left; `why` is the journal's reason
+    (a journal.EXPIRED_* value)."""
     group = core.groups.get(group_id)
     if group is None or member_id not in group.members:
         return Result()
-    return remove(core, group, member_id, now_ms)
+    return remove(core, group, member_id, now_ms, why)
 
 
-def remove(core: ConsumerCore, group: ConsumerGroup, member_id: str, now_ms: int) -> Result:
+def remove(core: ConsumerCore, group: ConsumerGroup, member_id: str, now_ms: int,
+           reason: str = journal.LEAVE) -> Result:
     """The member goes with its partitions and timers; the group epoch is bumped so the others
-    get its partitions (the target is recomputed at the next heartbeat)."""
+    get its partitions (the target is recomputed at the next heartbeat). When the last member
+    of the consumer protocol goes and classic-protocol members remain, the migration policy may
+    hand the group back to the classic protocol instead (`ConsumerCore.downgrade`). `reason`:
+    journal.LEAVE or a journal.EXPIRED_* value, for the journal."""
+    leaving = group.members[member_id]
+    gone = events.removed(core, group, leaving, now_ms, reason)
+    if last_of_its_protocol(group, leaving) and core.config.migration_policy.downgrades:
+        downgraded = core.downgrade(group, leaving, now_ms)
+        if downgraded is not None:
+            downgraded.events.insert(0, gone)
+            return downgraded
     group.remove_member(member_id)
     cancel_member_timers(core, group.group_id, member_id)
     target.record_subscribed(core, group, target.subscribed_topics(core, *group.subscriptions()))
     group.group_epoch += 1
-    return persist(core, group, now_ms, Result())
+    out = persist(core, group, now_ms, Result())
+    out.events += (gone, events.epoch_bumped(core, group, now_ms, reason, leaving))
+    return out
+
+
+def last_of_its_protocol(group: ConsumerGroup, member: ConsumerMember) -> bool:
+    """Whether `member` (in the group, or just replaced in it) is its only consumer-protocol
+    member, and classic-protocol members remain beside it."""
+    others = [m for m in group.members.values() if m.member_id != member.member_id]
+    return member.classic is None and bool(others) and all(m.classic is not None for m in others)
 
 
 def persist(core: ConsumerCore, group: ConsumerGroup, now_ms: int, out: Result) -> Result:

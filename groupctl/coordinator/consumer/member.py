@@ -7,6 +7,8 @@ Invariants:
 - A member that reached the target assignment epoch with nothing left to revoke or wait for is
   STABLE (`reconciled_to`).
 - Subscribed topic names are kept sorted, so an unchanged subscription compares equal.
+- `classic` is set exactly for a member that speaks the classic protocol (JoinGroup, SyncGroup,
+  Heartbeat, LeaveGroup) inside a consumer group: online migration, see `classic_members`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ class MemberState(Enum):
 
 
 @dataclass(frozen=True)
+class ClassicMembership:
+    """What a classic-protocol member said in its last JoinGroup (Apache Kafka's
+    ClassicMemberMetadata): its session timeout and its protocols, (name, metadata) in its
+    preference order; the first is the one it is answered with."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0]
+
+
+@dataclass(frozen=True)
 class ConsumerMember:
     member_id: str
     member_epoch: int = JOIN_EPOCH
@@ -47,6 +63,7 @@ class ConsumerMember:
     server_assignor: Optional[str] = None
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: Optional[ClassicMembership] = None
 
     def reconciled_to(self, target_epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == target_epoch

@@ -67,6 +67,7 @@ class DescribedMember:
     subscribed_topic_regex: Optional[str]
     assignment: tuple[DescribedTopic, ...]  # what it owns now (assigned and still revoking)
     target: tuple[DescribedTopic, ...]
+    classic_protocol: bool = False  # a classic-protocol member (online migration)
 
 
 @dataclass(frozen=True)

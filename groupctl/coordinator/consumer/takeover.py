@@ -25,8 +25,8 @@ def load(core: ConsumerCore, document: ConsumerGroupDocument, now_ms: int, out: 
     group = load_group(document)
     group.subscribed_names = frozenset(filter(None, map(core.topics.name_of, group.subscribed)))
     core.groups[group.group_id] = group
-    for member_id in group.members:
-        arm_session(core, group.group_id, member_id)
+    for member in group.members.values():  # a classic-protocol member keeps its own session timeout
+        arm_session(core, group.group_id, member.member_id, member.classic.session_timeout_ms if member.classic else None)
     persist(core, group, now_ms, out)
 
 

@@ -1,10 +1,15 @@
-"""The offset APIs' requests and responses, independent of wire versions and of the group type.
+"""The offset APIs' requests and responses, independent of the group type.
 
 OffsetCommit, OffsetFetch and OffsetDelete mean the same for every group type (Kafka's one
 OffsetCommit request carries a classic group's generation or a consumer group's member epoch in
 the same field), so their values live here, beside the store that answers them.
 `groupctl.coordinator.classic.messages` re-exports them under the same names. Error fields hold
 `ErrorCode` values.
+
+The one wire version the core sees is OffsetCommit's (`CommitOffsets.api_version`): from
+`MEMBER_EPOCH_COMMIT_VERSION` on, a commit to a group that does not exist is GROUP_ID_NOT_FOUND
+rather than ILLEGAL_GENERATION, and below it a KIP-848 member may not commit at all (Apache
+Kafka's OffsetMetadataManager and ConsumerGroup.validateOffsetCommit decide on it the same way).
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from groupctl.coordinator.errors import ErrorCode
+
+MEMBER_EPOCH_COMMIT_VERSION = 9
+"""OffsetCommit v9: the first version a consumer-protocol (KIP-848) member may commit with, and
+the first that answers a commit to a group that does not exist with GROUP_ID_NOT_FOUND."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class CommitOffsets:
     member_id: str
     group_instance_id: Optional[str]
     offsets: tuple[PartitionOffset, ...]
+    api_version: int  # the OffsetCommit request's version (see MEMBER_EPOCH_COMMIT_VERSION)
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,10 @@ class FetchOffsets:
     group_id: str
     partitions: Optional[tuple[tuple[str, int], ...]]  # None: every committed partition
     require_stable: bool = False
+    # OffsetFetch v9+ (KIP-848): the fetching member, checked by a consumer group. None and an
+    # epoch below 0 (what older versions, admin tools and librdkafka send): no member to check.
+    member_id: Optional[str] = None
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,17 @@ Invariants:
 OffsetCommit:
 - a group that does not exist: with generation < 0 a "simple" commit (admin tools, manual
   assignment), accepted, whose first record creates the group (Empty; Kafka's
-  getOrMaybeCreateClassicGroup); with generation >= 0 ILLEGAL_GENERATION (what Kafka answers
-  OffsetCommit before v9; v9+ would say GROUP_ID_NOT_FOUND, and the core does not see versions);
-- otherwise the group's `validate_commit` verdict, for every partition of the request;
+  getOrMaybeCreateClassicGroup); with generation >= 0 GROUP_ID_NOT_FOUND from OffsetCommit v9
+  on, ILLEGAL_GENERATION before (as Kafka answers, for backward compatibility);
+- otherwise the group's `validate_commit` verdict (given the request's version), for every
+  partition of the request;
 - metadata over OFFSET_METADATA_MAX_CHARS characters: OFFSET_METADATA_TOO_LARGE for that partition.
 One OffsetCommitRecord and one `offset_commit` journal event per accepted partition; the event
 names the request's member id and generation as given (a simple commit's are "" and -1).
 
-OffsetFetch works in every state and for unknown groups (-1 offsets, error NONE).
+OffsetFetch: for a group that does not exist, -1 offsets and error NONE whatever member it names
+(Kafka's fetchOffsets swallows GROUP_ID_NOT_FOUND); otherwise the group's `validate_fetch`
+verdict on the member id and epoch (a group-wide error, no offsets), then the offsets.
 OffsetDelete: GROUP_ID_NOT_FOUND for an unknown group, then the group's `validate_delete`
 verdict; per partition GROUP_SUBSCRIBED_TO_TOPIC when the group `is_subscribed_to` the topic;
 deleting an uncommitted partition is a no-op success.
@@ -38,6 +41,7 @@ from typing import Callable, Hashable, Iterable, Mapping, Optional, Protocol, Un
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.journal import offset_commit, offset_delete
 from groupctl.coordinator.offsets.messages import (
+    MEMBER_EPOCH_COMMIT_VERSION,
     CommitOffsets,
     CommitOffsetsResult,
     CommittedOffset,
@@ -58,11 +62,17 @@ OffsetRecord = Union[OffsetCommitRecord, OffsetTombstone]
 
 class OffsetGroup(Protocol):
     """What the store asks a group, of any type (Kafka's `Group.validateOffsetCommit`,
-    `validateOffsetDelete` and `isSubscribedToTopic`)."""
+    `validateOffsetFetch`, `validateOffsetDelete` and `isSubscribedToTopic`)."""
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int) -> ErrorCode:
-        """NONE when this committer may commit now, else the error of every partition."""
+                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
+        """NONE when this committer may commit now with an OffsetCommit of `api_version`, else
+        the error of every partition."""
+        ...
+
+    def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
+        """NONE when OffsetFetch may read this group's offsets for this member (None and an
+        epoch below 0: no member named), else the group-wide error."""
         ...
 
     def validate_delete(self) -> ErrorCode:
@@ -99,9 +109,10 @@ class OffsetStore:
         out = Result()
         group = self._group(req.group_id)
         if group is None:
-            error = ErrorCode.NONE if req.generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+            error = _unknown_group_commit_error(req)
         else:
-            error = group.validate_commit(req.member_id, req.group_instance_id, req.generation_id)
+            error = group.validate_commit(req.member_id, req.group_instance_id, req.generation_id,
+                                          req.api_version)
         answers = []
         for p in req.offsets:
             partition_error = error
@@ -121,6 +132,11 @@ class OffsetStore:
 
     def fetch(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         """Reply: FetchOffsetsResult (every committed partition, in order, when none are named)."""
+        group = self._group(req.group_id)
+        if group is not None:
+            error = group.validate_fetch(req.member_id, req.member_epoch)
+            if error is not ErrorCode.NONE:
+                return Result().reply(token, FetchOffsetsResult(error))
         offsets = self._offsets.get(req.group_id, {})
         if req.partitions is None:
             answers = tuple(_committed(offsets[key]) for key in sorted(offsets))
@@ -205,6 +221,16 @@ class OffsetStore:
     def _replay_all(self, records: Iterable[OffsetRecord]) -> None:
         for record in records:
             self.replay(record)
+
+
+def _unknown_group_commit_error(req: CommitOffsets) -> ErrorCode:
+    """A commit to a group that does not exist: a simple commit (generation < 0) is accepted;
+    with a generation, v9+ says the group is not found, older versions ILLEGAL_GENERATION."""
+    if req.generation_id < 0:
+        return ErrorCode.NONE
+    if req.api_version >= MEMBER_EPOCH_COMMIT_VERSION:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    return ErrorCode.ILLEGAL_GENERATION
 
 
 def _committed(record: OffsetCommitRecord) -> CommittedOffset:

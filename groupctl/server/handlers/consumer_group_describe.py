@@ -2,7 +2,8 @@
 kafka-consumer-groups.sh describe them (`groupctl.coordinator.consumer.describe`).
 
 An unknown or classic group is GROUP_ID_NOT_FOUND, on which admin clients fall back to
-DescribeGroups. v1 adds each member's MemberType (1: a consumer-protocol member). Authorized
+DescribeGroups. v1 adds each member's MemberType (1: a consumer-protocol member, 0: a
+classic-protocol member of a group being migrated). Authorized
 operations are not computed (no ACLs yet): -2^31, "not requested", whatever was asked.
 """
 
@@ -16,7 +17,7 @@ from groupctl.protocol.consumer_group import DESCRIBE_KEY
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext
 
-CONSUMER_MEMBER = 1
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 NOT_REQUESTED = -2**31
 
 
@@ -44,7 +45,7 @@ async def handle_consumer_group_describe(ctx: RequestContext, request: Any) -> A
                           subscribed_topic_regex=m.subscribed_topic_regex, assignment=topics(m.assignment),
                           target_assignment=topics(m.target))
             if ctx.version >= 1:
-                fields["member_type"] = CONSUMER_MEMBER
+                fields["member_type"] = CLASSIC_MEMBER if m.classic_protocol else CONSUMER_MEMBER
             members.append(member_class(**fields))
         groups.append(group_class(error_code=int(g.error), error_message=g.error_message, group_id=g.group_id,
                                   group_state=g.state, group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,

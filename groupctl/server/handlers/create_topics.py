@@ -11,7 +11,9 @@ entry and is not created, as in Kafka. A name whose creation is still being writ
 request gets TOPIC_ALREADY_EXISTS (exactly one concurrent request creates a name). validate_only
 runs every check (including "already exists") and creates nothing; its results carry the zero
 topic id. Topic configs are accepted and not applied: the embedded log has no retention or
-compaction settings (a deliberate difference; the response reports no configs).
+compaction settings (a deliberate difference; the response reports no configs). The logs of the
+partitions this node leads start opening in the background once the topic is created, as a
+Kafka broker creates them when it becomes their leader (a request that comes first opens its own).
 """
 
 import uuid
@@ -45,7 +47,11 @@ async def handle_create_topics(ctx, request):
 
     async def create(topic):
         record = _plan(ctx, topic)
-        return record if request.validate_only else await ctx.node.topics.create(record)
+        if request.validate_only:
+            return record
+        created = await ctx.node.topics.create(record)
+        ctx.node.open_new_logs(created, created.replicas)
+        return created
 
     results = []
     for topic, outcome in await each_topic(request.topics, create):

@@ -7,8 +7,9 @@ Version notes:
 - v4+ each member names its `group_instance_id`.
 - v5+ are flexible.
 - v6 (KIP-1043) answers a group that does not exist with GROUP_ID_NOT_FOUND and an
-  `error_message` ("Group <id> not found."); before v6 such a group is described as Dead with
-  no error. `error_message` is null otherwise.
+  `error_message` ("Group <id> not found.", or "Group <id> is not a classic group." for a
+  consumer group, as Apache Kafka 4: ConsumerGroupDescribe describes those); before v6 such a
+  group is described as Dead with no error. `error_message` is null otherwise.
 
 Groups are answered in request order, one entry each. The core may describe an unknown group
 either as Dead or with GROUP_ID_NOT_FOUND; this handler turns either into what the version
@@ -42,7 +43,7 @@ def _error(ctx: RequestContext, d: GroupDescription) -> tuple[ErrorCode, str | N
     if not _not_found(d):
         return d.error, None
     if ctx.version >= 6:
-        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {d.group_id} not found."
+        return ErrorCode.GROUP_ID_NOT_FOUND, d.error_message or f"Group {d.group_id} not found."
     return ErrorCode.NONE, None
 
 

@@ -12,7 +12,8 @@ the first partition with data returns at least one batch whatever its size (KIP-
 high_watermark and last_stable_offset are the log end offset; an offset outside [log start, log
 end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does. The answer goes out at once when
 min_bytes are available, any partition has an error, or max_wait_ms is 0; otherwise the handler
-waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes.
+waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes. Logs not
+open yet are opened first (all at once, off the event loop) and the partitions read after.
 
 Fetch sessions are disabled, as on a broker with no session cache slots: a full request (epoch -1
 or 0) gets a full response with session_id 0, so clients keep sending full requests; an
@@ -32,23 +33,25 @@ from typing import Any
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.log import OffsetOutOfRangeError
 from groupctl.protocol.registry import api
-from groupctl.server.handlers.local_partitions import partition_log, requested_topic
+from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 READ_COMMITTED = 1
 
 
 class _Round:
     """One pass over the requested partitions: the response topics, how many record bytes
-    they carry, the logs read (to wait on) and whether any partition had an error."""
+    they carry, the logs read (to wait on), whether any partition had an error, and the led
+    partitions whose logs are not open yet (when there are any, the round is not an answer)."""
 
     def __init__(self) -> None:
         self.topics: list[Any] = []
         self.bytes = 0
         self.logs: list[Any] = []
         self.failed = False
+        self.to_open: list[tuple[str, int]] = []
 
 
-def _read(ctx: Any, request: Any) -> _Round:
+def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
     by_id = ctx.version >= 13
     topic_cls = ctx.response_class.FetchableTopicResponse
     partition_cls = topic_cls.PartitionData
@@ -68,11 +71,16 @@ def _read(ctx: Any, request: Any) -> _Round:
         record, unknown = requested_topic(ctx, by_id, topic.topic, topic.topic_id)
         partitions = []
         for wanted in topic.partitions:
-            error, log = partition_log(ctx, record, wanted.partition, unknown)
+            error, log = partition_log(ctx, record, wanted.partition, unknown, opening_failed)
             if log is None:
+                if error is None:
+                    out.to_open.append((record.name, wanted.partition))
+                    continue
                 out.failed = True
                 partitions.append(answer(wanted.partition, error))
                 continue
+            if out.to_open:
+                continue  # this round is only looking for logs to open
             out.logs.append(log)
             try:
                 records = log.read(wanted.fetch_offset, min(wanted.partition_max_bytes, remaining),
@@ -98,8 +106,12 @@ async def handle_fetch(ctx: Any, request: Any) -> Any:
                            session_id=0, responses=[])
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(request.max_wait_ms, 0) / 1000
+    failed: Failures = NO_FAILURES
     while True:
-        result = _read(ctx, request)
+        result = _read(ctx, request, failed)
+        if result.to_open:
+            failed = await open_logs(ctx, result.to_open, failed)
+            continue
         timeout = deadline - loop.time()
         if result.failed or result.bytes >= request.min_bytes or not result.logs or timeout <= 0:
             return ctx.respond(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0,

@@ -12,7 +12,8 @@ also the high watermark and last stable offset, so isolation_level does not chan
 timestamp -1; -3 the first record carrying the log's largest timestamp, with that timestamp;
 -5 and -6 (tiered-storage positions, with no tier) offset -1; any other value the first record,
 in offset order, whose timestamp is >= it, with its timestamp, or offset -1 and timestamp -1
-when none is. leader_epoch is always -1.
+when none is. leader_epoch is always -1. Logs not open yet are opened first (all at once, off the
+event loop).
 
 Deliberate differences from Apache Kafka: current_leader_epoch is not checked (no leader
 epochs); duplicate partitions in one request are answered twice instead of INVALID_REQUEST;
@@ -26,7 +27,7 @@ from typing import Any
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.server.handlers.local_partitions import partition_log, topic_by_name
+from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -53,16 +54,34 @@ def lookup(log: Any, timestamp: int) -> tuple[int, int]:
 
 @api(key=2, versions=(1, 11))
 async def handle_list_offsets(ctx: Any, request: Any) -> Any:
+    topics, to_open = _answer(ctx, request, NO_FAILURES)
+    failed: Failures = NO_FAILURES
+    while to_open:
+        failed = await open_logs(ctx, to_open, failed)
+        topics, to_open = _answer(ctx, request, failed)
+    return ctx.respond(throttle_time_ms=0, topics=topics)
+
+
+def _answer(ctx: Any, request: Any, failed: Failures) -> tuple[list[Any], list[tuple[str, int]]]:
+    """The response topics, and the led partitions whose logs are not open yet (when there are
+    any, the topics are not the answer: open them and ask again)."""
     topic_cls = ctx.response_class.ListOffsetsTopicResponse
     partition_cls = topic_cls.ListOffsetsPartitionResponse
     topics = []
+    to_open = []
     for topic in request.topics:
         record = topic_by_name(ctx, topic.name)
         partitions = []
         for wanted in topic.partitions:
-            error, log = partition_log(ctx, record, wanted.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            error, log = partition_log(ctx, record, wanted.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                       failed)
+            if error is None:
+                to_open.append((record.name, wanted.partition_index))
+                continue
+            if to_open:
+                continue  # this pass is only looking for logs to open
             offset, timestamp = lookup(log, wanted.timestamp) if log is not None else (-1, -1)
             partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
                                             timestamp=timestamp, offset=offset, leader_epoch=-1))
         topics.append(topic_cls(name=topic.name, partitions=partitions))
-    return ctx.respond(throttle_time_ms=0, topics=topics)
+    return topics, to_open

@@ -2,19 +2,32 @@
 answers for it: the topic must exist (by name, or by id from the versions that use ids), the
 partition must exist, and this node must lead it (first replica). A log that cannot be opened
 (damaged files, an I/O error) answers KAFKA_STORAGE_ERROR, as a broker with an offline log dir
-does; the next request tries to open it again."""
+does; the next request tries to open it again.
+
+Logs are opened off the event loop (`LogManager.open`, in worker threads), so a handler works in
+two steps: `partition_log` answers from what is open, and names a led partition whose log is not
+open yet with (None, None); the handler then awaits `open_logs` for all such partitions of the
+request at once and asks again, with the failures `open_logs` returned. While a log is being
+opened the loop serves everything else; an open log costs a dict lookup, as before."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord
-from groupctl.log import LogError
+from groupctl.log import LogError, PartitionDeletedError
 
 log = logging.getLogger(__name__)
+
+Failures = Mapping[tuple[str, int], ErrorCode]
+"""(topic, partition) -> the error its log's open failed with, in this request."""
+
+NO_FAILURES: Failures = MappingProxyType({})
 
 
 def topic_by_name(ctx: Any, name: str) -> Optional[TopicRecord]:
@@ -34,11 +47,13 @@ def requested_topic(ctx: Any, by_id: bool, name: str, topic_id: Optional[uuid.UU
     return topic_by_name(ctx, name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def partition_log(ctx: Any, topic: Optional[TopicRecord], partition: int,
-                  unknown_topic: ErrorCode) -> tuple[ErrorCode, Any]:
-    """(NONE, the PartitionLog) when this node leads `topic`/`partition`, else (error, None);
+def partition_log(ctx: Any, topic: Optional[TopicRecord], partition: int, unknown_topic: ErrorCode,
+                  failed: Failures = NO_FAILURES) -> tuple[Optional[ErrorCode], Any]:
+    """(NONE, the open PartitionLog) when this node leads `topic`/`partition`, else (error, None);
     `unknown_topic` is the code for a topic that does not exist (UNKNOWN_TOPIC_OR_PARTITION,
-    or UNKNOWN_TOPIC_ID when the request named it by id)."""
+    or UNKNOWN_TOPIC_ID when the request named it by id). (None, None) when this node leads it
+    and its log is not open yet: `await open_logs(...)` and ask again with what it returned as
+    `failed`, which answers the partitions whose open failed."""
     if topic is None:
         return unknown_topic, None
     replicas = topic.replicas.get(partition)
@@ -48,8 +63,26 @@ def partition_log(ctx: Any, topic: Optional[TopicRecord], partition: int,
         return ErrorCode.LEADER_NOT_AVAILABLE, None
     if replicas[0] != ctx.node.config.node_id:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
-    try:
-        return ErrorCode.NONE, ctx.node.logs.partition(topic.name, partition)
-    except (LogError, OSError):
-        log.exception("cannot open the log of %s-%d", topic.name, partition)
-        return ErrorCode.KAFKA_STORAGE_ERROR, None
+    opened = ctx.node.logs.get(topic.name, partition)
+    if opened is not None:
+        return ErrorCode.NONE, opened
+    return failed.get((topic.name, partition)), None
+
+
+async def open_logs(ctx: Any, partitions: Iterable[tuple[str, int]], failed: Failures = NO_FAILURES) -> Failures:
+    """Open the logs of `partitions` (topic, partition), all at once, off the event loop; return
+    `failed` plus the partitions whose open failed: KAFKA_STORAGE_ERROR (logged; not remembered
+    by the log manager, so the next request tries again), or UNKNOWN_TOPIC_OR_PARTITION when
+    the topic was deleted meanwhile."""
+    wanted = list(dict.fromkeys(partitions))
+    outcomes = await asyncio.gather(*(ctx.node.logs.open(topic, p) for topic, p in wanted), return_exceptions=True)
+    failures = dict(failed)
+    for (topic, p), outcome in zip(wanted, outcomes):
+        if isinstance(outcome, PartitionDeletedError):
+            failures[(topic, p)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        elif isinstance(outcome, (LogError, OSError)):
+            log.error("cannot open the log of %s-%d", topic, p, exc_info=outcome)
+            failures[(topic, p)] = ErrorCode.KAFKA_STORAGE_ERROR
+        elif isinstance(outcome, BaseException):
+            raise outcome
+    return failures

@@ -3,8 +3,10 @@
 Version notes: v2-4 carry `retention_time_ms` (ignored; v5 dropped it, KIP-211); v3+ the response
 has `throttle_time_ms` (always 0); v6+ each partition's `committed_leader_epoch`; v7+
 `group_instance_id`; v8+ flexible; v9 is the first a KIP-848 member may use (its member epoch in
-the generation field, which the classic core reads as the generation); v10 names topics by id
-(an unknown id answers UNKNOWN_TOPIC_ID for each of its partitions).
+the generation field; older versions naming a consumer-protocol member get UNSUPPORTED_VERSION)
+and answers a commit with a generation to a group that does not exist with GROUP_ID_NOT_FOUND
+(ILLEGAL_GENERATION before): the core decides both from the version passed with the commit; v10
+names topics by id (an unknown id answers UNKNOWN_TOPIC_ID for each of its partitions).
 
 v8 (kafka-python) and v9 (librdkafka) requests are decoded by `groupctl.protocol.fastpath`, so
 `request` may be its `OffsetCommitRequestBody` (kafka-python's field names); this handler reads
@@ -103,6 +105,7 @@ async def handle_offset_commit(
             member_id=request.member_id,
             group_instance_id=request.group_instance_id if ctx.version >= 7 else None,
             offsets=tuple(valid),
+            api_version=ctx.version,
         )
         result: CommitOffsetsResult = await ctx.node.call_groups(
             lambda core, token, now: core.commit_offsets(token, commit, now)

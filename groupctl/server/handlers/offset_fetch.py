@@ -12,8 +12,10 @@ Version notes:
   transactions, so no commit is ever pending; the flag is passed to the core and changes nothing.
 - v8+ batch several groups (`groups[]`, each with its own topic list or null); each group is
   answered by its own core call and carries its own error.
-- v9+ each group may carry a KIP-848 `member_id`/`member_epoch`; the classic core does not
-  check them, so they are ignored.
+- v9+ each group may carry a KIP-848 `member_id`/`member_epoch`, passed to the core: a consumer
+  group answers a member it does not know UNKNOWN_MEMBER_ID and another epoch than the member's
+  STALE_MEMBER_EPOCH (no id and epoch -1, as librdkafka and admin tools send: no check), as the
+  group's error; a classic group, or a group that does not exist, does not check them.
 - v10 names topics by topic id: ids resolve through the topic registry and an unknown id is
   answered UNKNOWN_TOPIC_ID for each of its partitions; with null topics, committed offsets of
   topics that no longer exist (no id to name them by) are left out, as in Kafka.
@@ -53,7 +55,12 @@ def _resolve_names(
 
 
 async def _fetch_group(
-    ctx: RequestContext, group_id: str, wire_topics: Optional[list[Any]], require_stable: bool
+    ctx: RequestContext,
+    group_id: str,
+    wire_topics: Optional[list[Any]],
+    require_stable: bool,
+    member_id: Optional[str] = None,
+    member_epoch: int = -1,
 ) -> tuple[ErrorCode, list[TopicAnswer]]:
     """Ask the core for one group's offsets and lay them out as the response lists topics."""
     resolved = None if wire_topics is None else _resolve_names(ctx, wire_topics)
@@ -65,7 +72,8 @@ async def _fetch_group(
             if known
             for p in topic.partition_indexes
         )
-    fetch = FetchOffsets(group_id=group_id, partitions=partitions, require_stable=require_stable)
+    fetch = FetchOffsets(group_id=group_id, partitions=partitions, require_stable=require_stable,
+                         member_id=member_id, member_epoch=member_epoch)
     result: FetchOffsetsResult = await ctx.node.call_groups(
         lambda core, token, now: core.fetch_offsets(token, fetch, now)
     )
@@ -172,6 +180,7 @@ async def handle_offset_fetch(
         return _single_group_response(ctx, error, answers)
     groups = []
     for group in request.groups:
-        error, answers = await _fetch_group(ctx, group.group_id, group.topics, require_stable)
+        member = (group.member_id, group.member_epoch) if ctx.version >= 9 else (None, -1)
+        error, answers = await _fetch_group(ctx, group.group_id, group.topics, require_stable, *member)
         groups.append(_group_entry(group.group_id, error, answers))
     return ctx.respond(throttle_time_ms=0, groups=groups)

@@ -7,7 +7,9 @@ topics by id (an unknown id answers UNKNOWN_TOPIC_ID).
 
 Semantics: each partition's batches are validated, given the next offsets and appended to the
 local partition log (`local_partitions`: this node must lead it); the response carries the base
-offset of the first record and the log start offset. acks must be -1, 0 or 1 (else
+offset of the first record and the log start offset. The request's logs that are not open yet
+are opened first, all at once and off the event loop; then every partition is appended to, in
+request order, with no wait in between. acks must be -1, 0 or 1 (else
 INVALID_REQUIRED_ACKS for every partition); with acks=0 nothing is answered. With a single
 replica acks=-1 and acks=1 are the same: the append is in the page cache when the response goes
 out (see `groupctl.log.partition`), so timeout_ms never matters. Idempotent producers' sequences
@@ -36,7 +38,7 @@ from groupctl.log import (
     UnsupportedMagicError,
 )
 from groupctl.protocol.registry import api
-from groupctl.server.handlers.local_partitions import partition_log, requested_topic
+from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +56,22 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                              log_append_time_ms=-1, log_start_offset=log_start_offset,
                              record_errors=[], error_message=None)
 
+    if request.acks not in VALID_ACKS:
+        targets = None
+    else:
+        targets, to_open = _targets(ctx, request, by_id, NO_FAILURES)
+        failed: Failures = NO_FAILURES
+        while to_open:  # no await between the last pass and the appends: the logs stay open
+            failed = await open_logs(ctx, to_open, failed)
+            targets, to_open = _targets(ctx, request, by_id, failed)
     responses = []
-    for topic in request.topic_data:
-        record, unknown = requested_topic(ctx, by_id, topic.name, topic.topic_id)
+    for t, topic in enumerate(request.topic_data):
         partitions = []
-        for data in topic.partition_data:
-            if request.acks not in VALID_ACKS:
+        for i, data in enumerate(topic.partition_data):
+            if targets is None:
                 partitions.append(answer(data.index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
-            error, partition = partition_log(ctx, record, data.index, unknown)
+            error, partition = targets[t][i]
             if partition is None:
                 partitions.append(answer(data.index, error))
                 continue
@@ -88,3 +97,21 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
     if request.acks == 0:
         return None
     return ctx.respond(responses=responses, throttle_time_ms=0)
+
+
+def _targets(ctx: Any, request: Any, by_id: bool, failed: Failures
+             ) -> tuple[list[list[tuple[Any, Any]]], list[tuple[str, int]]]:
+    """Per topic and partition of the request, (error, log) as `partition_log` answers; and the
+    led partitions whose logs are not open yet (their entries are to be asked for again)."""
+    targets = []
+    to_open = []
+    for topic in request.topic_data:
+        record, unknown = requested_topic(ctx, by_id, topic.name, topic.topic_id)
+        found = []
+        for data in topic.partition_data:
+            error, partition = partition_log(ctx, record, data.index, unknown, failed)
+            if error is None:
+                to_open.append((record.name, data.index))
+            found.append((error, partition))
+        targets.append(found)
+    return targets, to_open
