@@ -36,6 +36,7 @@ COMMAND_GROUPS = {
     "rebalance": "groupctl.cli.rebalance",
     "lag": "groupctl.cli.lag",
     "analyze": "groupctl.cli.analyze",
+    "members": "groupctl.cli.members",
 }
 """Command group name -> the module whose Typer `app` implements it, in help order."""
 

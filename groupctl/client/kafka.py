@@ -262,18 +262,7 @@ class _Connection:
         self.sock.close()
 
     def version_for(self, key: int, versions: tuple[int, int]) -> int:
-        """The highest version in `versions` the broker also serves; Unsupported otherwise."""
-        lo, hi = versions
-        served = self.api_versions.get(key)
-        name = message_classes(key)[0].name.removesuffix("Request")
-        if served is None:
-            raise Unsupported(f"{self.where} does not support {name} (API {key})")
-        version = min(hi, served[1])
-        if version < max(lo, served[0]):
-            raise Unsupported(
-                f"{self.where} serves {name} v{served[0]}-v{served[1]}; groupctl needs v{lo}-v{hi}"
-            )
-        return version
+        return negotiated_version(self.where, self.api_versions, key, versions)
 
     def send(self, key: int, version: int, build: Build, deadline: float) -> int:
         request = build(message_classes(key)[0][version], version)
@@ -323,22 +312,41 @@ class _Connection:
 
     def negotiate(self, deadline: float) -> None:
         """ApiVersions: learn what the broker serves (retrying lower on UNSUPPORTED_VERSION)."""
-        hi = message_classes(API_VERSIONS)[0].valid_versions[1]
-        version = hi
-        for _ in range(2):
-            correlation_id = self.send(API_VERSIONS, version, _build_api_versions, deadline)
+        version: Optional[int] = message_classes(API_VERSIONS)[0].valid_versions[1]
+        while version is not None:
+            correlation_id = self.send(API_VERSIONS, version, build_api_versions, deadline)
             response = self.receive(API_VERSIONS, version, correlation_id, deadline)
-            served = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-            if response.error_code == 0:
-                self.api_versions = served
-                return
-            if response.error_code != UNSUPPORTED_VERSION or version == 0:
-                break
-            version = min(served.get(API_VERSIONS, (0, 0))[1], version - 1)
-        raise Unsupported(f"{self.where} refused ApiVersions: {error_name(response.error_code)}")
+            self.api_versions, version = api_versions_answer(self.where, response, version)
 
 
-def _build_api_versions(cls: type, version: int) -> Any:
+def api_versions_answer(where: str, response: Any, version: int) -> tuple[dict[int, tuple[int, int]], Optional[int]]:
+    """(what the broker serves, None) from an ApiVersions answer to `version`; after
+    UNSUPPORTED_VERSION at a version above 0, ({}, the version to ask next: the highest it listed,
+    below this one); Unsupported otherwise."""
+    served = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    if response.error_code == 0:
+        return served, None
+    if response.error_code == UNSUPPORTED_VERSION and version > 0:
+        return {}, min(served.get(API_VERSIONS, (0, 0))[1], version - 1)
+    raise Unsupported(f"{where} refused ApiVersions: {error_name(response.error_code)}")
+
+
+def negotiated_version(where: str, api_versions: Mapping[int, tuple[int, int]], key: int,
+                       versions: tuple[int, int]) -> int:
+    """The highest version in `versions` the broker at `where` also serves (`api_versions`, from its
+    ApiVersions answer); Unsupported otherwise."""
+    lo, hi = versions
+    served = api_versions.get(key)
+    name = message_classes(key)[0].name.removesuffix("Request")
+    if served is None:
+        raise Unsupported(f"{where} does not support {name} (API {key})")
+    version = min(hi, served[1])
+    if version < max(lo, served[0]):
+        raise Unsupported(f"{where} serves {name} v{served[0]}-v{served[1]}; groupctl needs v{lo}-v{hi}")
+    return version
+
+
+def build_api_versions(cls: type, version: int) -> Any:
     return cls(client_software_name="groupctl", client_software_version=groupctl.__version__)
 
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 from groupctl.errors import NotFound, OpsError, Unreachable, Unsupported
 from groupctl.client.kafka import (
     RETRIABLE_COORDINATOR_ERRORS,
+    Build,
     Call,
     ClusterMetadata,
     ConnectionFailed,
@@ -297,10 +298,10 @@ def list_offsets(
 # -- OffsetCommit ----------------------------------------------------------------------------
 
 
-def commit_offsets(
-    client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]
-) -> dict[TopicPartition, int]:
-    """A simple commit (generation -1, no member id) of `offsets`; {(topic, partition): error code}."""
+def offset_commit_request(group: str, offsets: Mapping[TopicPartition, int], *, generation: int = -1,
+                          member_id: str = "", instance_id: Optional[str] = None) -> Build:
+    """The OffsetCommit builder committing `offsets`: a simple commit by default; a group member
+    passes its generation (classic) or member epoch (v9, consumer protocol) and its ids."""
     by_topic: dict[str, list[tuple[int, int]]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
         by_topic.setdefault(topic, []).append((partition, offset))
@@ -309,15 +310,27 @@ def commit_offsets(
         topic_cls = cls.OffsetCommitRequestTopic
         part_cls = topic_cls.OffsetCommitRequestPartition
         return cls(
-            group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
-            retention_time_ms=-1,
+            group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
+            group_instance_id=instance_id, retention_time_ms=-1,
             topics=[topic_cls(name=t, partitions=[part_cls(partition_index=p, committed_offset=o,
                                                            committed_leader_epoch=-1, committed_metadata="")
                                                   for p, o in ps])
                     for t, ps in by_topic.items()],
         )
 
-    response = client.call(coordinator, OFFSET_COMMIT, (2, 9), build)
+    return build
+
+
+def commit_offsets(
+    client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """A simple commit (generation -1, no member id) of `offsets`; {(topic, partition): error code}."""
+    response = client.call(coordinator, OFFSET_COMMIT, (2, 9), offset_commit_request(group, offsets))
+    return commit_errors(response)
+
+
+def commit_errors(response: Any) -> dict[TopicPartition, int]:
+    """{(topic, partition): error code} of an OffsetCommit response."""
     return {(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
 
 

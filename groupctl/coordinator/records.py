@@ -8,7 +8,8 @@ Invariants:
 - Records are immutable values with no behaviour; they name a group or topic and carry
   everything needed to rewrite its stored form.
 - A `GroupMetadataRecord` carries the complete group document (`groupctl.layout.groups`), never a delta:
-  the store writes it with one compare-and-set write.
+  the store writes it with one compare-and-set write. A consumer group's may build it when first
+  read (`GroupMetadataRecord.deferred`), so changes that meet in one write build it once.
 - An `OffsetCommitRecord` is one partition's committed offset; the records of one commit request
   are persisted together (one transaction) or not at all.
 """
@@ -16,21 +17,54 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Optional, Union
 
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.topics import TopicDocument
 
 
-@dataclass(frozen=True)
 class GroupMetadataRecord:
     """The whole group document, written at `/groups/<group>`: a classic group's when a
     rebalance completes, when the group empties, and when it is loaded back; a consumer group's
-    whenever an epoch, a member or the target changes."""
+    whenever an epoch, a member or the target changes.
 
-    group: str
-    document: Union[GroupDocument, ConsumerGroupDocument]
+    A consumer group's record may be `deferred`: it carries how to build the document, and the
+    document is built when first read (the store reads it when it encodes its write), from the
+    group as it is then. A burst of changes (a join storm) whose records meet in one store write
+    then builds one document, not one per change; the document written is never older than the
+    changes whose responses wait for it. Once read, the document is fixed.
+    """
+
+    __slots__ = ("group", "_document", "_build")
+
+    def __init__(self, group: str, document: Union[GroupDocument, ConsumerGroupDocument]) -> None:
+        self.group = group
+        self._document: Optional[Union[GroupDocument, ConsumerGroupDocument]] = document
+        self._build: Optional[Callable[[], ConsumerGroupDocument]] = None
+
+    @classmethod
+    def deferred(cls, group: str, build: Callable[[], ConsumerGroupDocument]) -> "GroupMetadataRecord":
+        record = cls(group, None)  # type: ignore[arg-type]
+        record._build = build
+        return record
+
+    @property
+    def document(self) -> Union[GroupDocument, ConsumerGroupDocument]:
+        if self._document is None:
+            self._document = self._build()
+            self._build = None
+        return self._document
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupMetadataRecord):
+            return NotImplemented
+        return self.group == other.group and self.document == other.document
+
+    __hash__ = None  # type: ignore[assignment]  (as the frozen dataclass of mutable documents)
+
+    def __repr__(self) -> str:
+        return f"GroupMetadataRecord(group={self.group!r}, document={self.document!r})"
 
 
 @dataclass(frozen=True)

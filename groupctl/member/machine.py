@@ -47,7 +47,6 @@ Decisions (the seed's open questions, and where this differs from Apache Kafka):
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable, Mapping, Optional
@@ -55,7 +54,7 @@ from typing import Iterable, Mapping, Optional
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.member.errors import Reaction, fatal_reason, reaction
 from groupctl.member.heartbeat_state import HeartbeatState
-from groupctl.member.messages import (JOIN_EPOCH, Callback, CallbackKind, Fatal, HeartbeatRequest,
+from groupctl.member.messages import (JOIN_EPOCH, LEAVE_EPOCH, Callback, CallbackKind, Fatal, HeartbeatRequest,
                                       HeartbeatResponse, MemberConfig, Output, Partitions, Subscription,
                                       difference, union)
 from groupctl.member.reconciler import NONE, LocalAssignment, Plan, plan
@@ -91,6 +90,13 @@ class _Reconciliation:
 
 
 class Member:
+    __slots__ = ("config", "state", "member_id", "epoch", "subscription", "owned", "acknowledged", "target",
+                 "fatal", "heartbeat_interval_ms", "_names", "_fields", "_in_flight", "_interval_due_ms",
+                 "_backoff_until_ms", "_failures", "_send_now", "_coordinator_known", "_poll_deadline_ms",
+                 "_stale", "_stale_released", "_rejoin_on_release", "_resubscribe", "_leave_epoch",
+                 "_retry_reconcile", "_reconciliation", "_pending", "_generation", "_ids", "_now_ms",
+                 "_callbacks", "_transitions")  # thousands of members share a simulator's memory
+
     def __init__(self, config: MemberConfig, topic_names: Optional[Mapping[str, str]] = None) -> None:
         self.config = config
         self.state = S.UNSUBSCRIBED
@@ -104,7 +110,7 @@ class Member:
         self.heartbeat_interval_ms = config.heartbeat_interval_ms
         self._names: dict[str, str] = dict(topic_names or {})
         self._fields = HeartbeatState(config)
-        self._in_flight: deque[HeartbeatRequest] = deque()
+        self._in_flight: list[HeartbeatRequest] = []  # at most two: an interval heartbeat and a leave
         self._interval_due_ms = 0  # the interval timer: when a heartbeat is due on the interval
         self._backoff_until_ms = 0
         self._failures = 0
@@ -115,6 +121,7 @@ class Member:
         self._stale_released = False  # the stale member's LOST callback completed
         self._rejoin_on_release = False  # the application polled while the STALE release ran
         self._resubscribe: Optional[Subscription] = None  # subscribed again while leaving
+        self._leave_epoch = config.leave_epoch  # the epoch of the leave heartbeat (-1, or -2 if static)
         self._retry_reconcile = False  # a callback failed: try again on the next poll
         self._reconciliation: Optional[_Reconciliation] = None
         self._pending: dict[int, _Pending] = {}
@@ -168,10 +175,12 @@ class Member:
             self._send_now = True
         return self._finish(now_ms)
 
-    def unsubscribe(self, now_ms: int) -> Output:
+    def unsubscribe(self, now_ms: int, *, leave_group: bool = False) -> Output:
         """Leave the group: release the partitions (REVOKE while in the group with an epoch, else
-        LOST), then send the leave heartbeat (epoch -1, or -2 with an instance id)."""
+        LOST), then send the leave heartbeat (epoch -1, or -2 with an instance id unless
+        `leave_group`: a static member closing for good leaves with -1, AK's KIP-1092 option)."""
         self._begin(now_ms)
+        self._leave_epoch = LEAVE_EPOCH if leave_group else self.config.leave_epoch
         state = self.state
         if state in (S.PREPARE_LEAVING, S.LEAVING):
             self._resubscribe = None
@@ -262,7 +271,7 @@ class Member:
     def _pop_in_flight(self) -> HeartbeatRequest:
         if not self._in_flight:
             raise RuntimeError("no heartbeat is in flight")
-        return self._in_flight.popleft()
+        return self._in_flight.pop(0)
 
     def _succeeded(self, now_ms: int, response: HeartbeatResponse) -> None:
         self._failures, self._backoff_until_ms = 0, 0
@@ -333,6 +342,7 @@ class Member:
     def _join(self) -> None:
         self.epoch = JOIN_EPOCH
         self.target = NONE
+        self._leave_epoch = self.config.leave_epoch
         self._stale = self._stale_released = self._rejoin_on_release = False
         self._fields.reset()
         self._to(S.JOINING)
@@ -367,7 +377,7 @@ class Member:
         """PREPARE_LEAVING -> LEAVING: the next heartbeat is the leave."""
         if not self._stale:
             self.subscription = Subscription()
-        self.epoch = self.config.leave_epoch
+        self.epoch = self._leave_epoch
         self.acknowledged = NONE
         self._to(S.LEAVING)
 

@@ -51,6 +51,19 @@ def _depth(path: str) -> int:
     return path.count("/")
 
 
+class _DocumentOf:
+    """A group record's document, read only when the batch encodes it: of a group's records in one
+    batch only the last is encoded, so a deferred record that another replaced is never built."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: GroupMetadataRecord) -> None:
+        self.record = record
+
+    def encode(self) -> bytes:
+        return self.record.document.encode()
+
+
 class Batch:
     """The documents a batch of records leads to, folded over the cached ones."""
 
@@ -71,6 +84,11 @@ class Batch:
         doc = self._cache.get(path)
         return doc.value if doc is not None else None
 
+    def written(self, path: str) -> Any:
+        """The document the batch wrote at `path` (after `ops`), decoded as the cache keeps it."""
+        value = self.final[path]
+        return value.record.document if isinstance(value, _DocumentOf) else value
+
     def put(self, path: str, value: Any) -> None:
         self.final[path] = value
 
@@ -84,7 +102,7 @@ class Batch:
 
     def apply(self, record: Record) -> None:
         if isinstance(record, GroupMetadataRecord):
-            self.put(group_path(record.group), record.document)
+            self.put(group_path(record.group), _DocumentOf(record))
         elif isinstance(record, OffsetCommitRecord):
             self._commit_offset(record)
         elif isinstance(record, OffsetTombstone):

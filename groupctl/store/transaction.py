@@ -40,5 +40,5 @@ async def commit(store: MetadataStore, cache: ScopeCache, node_id: int, records:
         elif op.path in batch.structural:
             cache.docs[op.path] = StoredDoc(-1, None)
         else:
-            cache.docs[op.path] = StoredDoc(version, batch.final[op.path])
+            cache.docs[op.path] = StoredDoc(version, batch.written(op.path))
     cache.forget(scopes - cache.loaded)  # forgotten while in flight: keep them forgotten

@@ -6,8 +6,9 @@ session timeout and comes back through FENCED -> JOINING -> STABLE."""
 from __future__ import annotations
 
 from groupctl.coordinator.consumer.messages import ConsumerHeartbeat
-from groupctl.member import HeartbeatRequest, HeartbeatResponse, Member, MemberConfig, MemberState as S
+from groupctl.member import HeartbeatRequest, HeartbeatResponse, MemberConfig, MemberState as S
 from tests.unit.consumer_harness import AUDIT, ORDERS, Harness
+from tests.unit.member_harness import RecordingMember
 
 NAMES = {ORDERS.topic_id: ORDERS.name, AUDIT.topic_id: AUDIT.name}
 
@@ -27,7 +28,8 @@ class Rehearsal:
 
     def __init__(self, count: int, **config) -> None:
         self.harness = Harness(**config)
-        self.members = {f"m-{i}": Member(MemberConfig("g", f"m-{i}"), topic_names=NAMES) for i in range(count)}
+        self.members = {f"m-{i}": RecordingMember(MemberConfig("g", f"m-{i}"), topic_names=NAMES)
+                        for i in range(count)}
         self.silent: set[str] = set()  # members whose heartbeats are not delivered
         self.wake: dict[str, int] = {}
 
@@ -110,15 +112,7 @@ def test_a_silent_member_is_fenced_by_the_session_timeout_and_comes_back_stable(
     quiet = r.members["m-1"]
     r.run(lambda: len(r.harness.group().members) == 1)
     r.silent.clear()
-    seen = []
-    original = quiet.heartbeat_response
-
-    def spy(now, response):
-        out = original(now, response)
-        seen.extend(out.transitions)
-        return out
-
-    quiet.heartbeat_response = spy
+    quiet.seen.clear()
     r.run(r.settled)
-    assert (S.STABLE, S.FENCED) in seen  # then onLost, JOINING at epoch 0, and STABLE again
+    assert (S.STABLE, S.FENCED) in quiet.seen  # then onLost, JOINING at epoch 0, and STABLE again
     assert disjoint_cover(r.owned(), ORDERS.partitions)

@@ -171,6 +171,18 @@ def test_a_static_member_leaves_with_epoch_minus_2_and_its_instance_id():
     assert outputs[-1].heartbeat == HeartbeatRequest("g", "m-1", -2, instance_id="i-1")
 
 
+def test_a_static_member_closing_with_leave_group_leaves_with_epoch_minus_1_and_rejoins_static():
+    m = stable({T1: [0]}, instance_id="i-1")
+    outputs = run_callbacks(m, m.close(10, leave_group=True), 11)
+    assert outputs[-1].heartbeat == HeartbeatRequest("g", "m-1", -1, instance_id="i-1")
+    m.heartbeat_response(12, error(ErrorCode.UNKNOWN_MEMBER_ID))  # the leave's answer: ignored
+    assert m.subscribe(20, [T1]).heartbeat.member_epoch == 0
+    run_callbacks(m, m.heartbeat_response(21, ok(2, {T1: [0]})), 22)
+    m.heartbeat_response(23, ok(2))
+    outputs = run_callbacks(m, m.close(30), 31)
+    assert outputs[-1].heartbeat.member_epoch == -2
+
+
 def test_the_leave_goes_out_even_with_a_heartbeat_in_flight_and_its_answer_is_ignored():
     m = stable({T2: [1]})
     m.tick(5_000)

@@ -17,27 +17,29 @@ from groupctl.layout.consumer_groups import ClassicMemberDocument, ConsumerGroup
 
 def build_document(group: ConsumerGroup, topics: TopicImage, *, node_id: int, now_ms: int) -> ConsumerGroupDocument:
     """The group's document now; a topic the image no longer has keeps the name its last
-    document gave it (`ConsumerGroup.topic_names`)."""
+    document gave it (`ConsumerGroup.topic_names`).
+
+    Built after every change, so a member's entry is reused while the member (a frozen object,
+    replaced on every change) and its target are the same: a join storm of N members rebuilds one
+    entry per change, not N (bench/simulate.py's 1,000 members)."""
+    cache = group.member_documents
+    members = []
+    for m in sorted(group.members.values(), key=lambda m: m.member_id):
+        target = group.target_of(m.member_id)
+        cached = cache.get(m.member_id)
+        if cached is None or cached[0] is not m or (cached[1] is not target and cached[1] != target):
+            cached = cache[m.member_id] = (m, target, _member_document(m, target))
+        members.append(cached[2])
+    if len(cache) > len(members):
+        group.member_documents = {d.member_id: cache[d.member_id] for d in members}
     names: dict[str, str] = {}
-
-    def named(partitions: Assignment) -> dict[str, list[int]]:
-        for topic_id in partitions:
-            name = topics.name_of(topic_id) or group.topic_names.get(topic_id)
-            if name is not None:
-                names[topic_id] = name
-        return {topic_id: sorted(ps) for topic_id, ps in partitions.items()}
-
-    members = tuple(
-        ConsumerMemberDocument(
-            member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
-            client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
-            subscribed_topic_names=list(m.subscribed_topic_names), subscribed_topic_regex=m.subscribed_topic_regex,
-            server_assignor=m.server_assignor, member_epoch=m.member_epoch,
-            previous_member_epoch=m.previous_member_epoch, member_state=m.state.value,
-            assigned=named(m.assigned), pending_revocation=named(m.pending_revocation),
-            target=named(group.target_of(m.member_id)),
-            classic=ClassicMemberDocument(m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None)
-        for m in sorted(group.members.values(), key=lambda m: m.member_id))
+    for m in members:
+        for block in (m.assigned, m.pending_revocation, m.target):
+            for topic_id in block:
+                if topic_id not in names:
+                    name = topics.name_of(topic_id) or group.topic_names.get(topic_id)
+                    if name is not None:
+                        names[topic_id] = name
     ownership: dict[str, dict[str, str]] = {}
     for m in members:
         for block in (m.assigned, m.pending_revocation):
@@ -48,9 +50,23 @@ def build_document(group: ConsumerGroup, topics: TopicImage, *, node_id: int, no
     return ConsumerGroupDocument(
         group=group.group_id, group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
         assignor=group.assignor, state=group.state.value, topics=names, subscribed=dict(group.subscribed),
-        members=members,
+        members=tuple(members),
         ownership={t: dict(sorted(o.items(), key=lambda kv: int(kv[0]))) for t, o in sorted(ownership.items())},
         coordinator=node_id, updated_at_ms=now_ms)
+
+
+def _member_document(m: ConsumerMember, target: Assignment) -> ConsumerMemberDocument:
+    def listed(partitions: Assignment) -> dict[str, list[int]]:
+        return {topic_id: sorted(ps) for topic_id, ps in partitions.items()}
+
+    return ConsumerMemberDocument(
+        member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
+        client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
+        subscribed_topic_names=list(m.subscribed_topic_names), subscribed_topic_regex=m.subscribed_topic_regex,
+        server_assignor=m.server_assignor, member_epoch=m.member_epoch,
+        previous_member_epoch=m.previous_member_epoch, member_state=m.state.value,
+        assigned=listed(m.assigned), pending_revocation=listed(m.pending_revocation), target=listed(target),
+        classic=ClassicMemberDocument(m.classic.session_timeout_ms, m.classic.protocols) if m.classic else None)
 
 
 def load_group(document: ConsumerGroupDocument) -> ConsumerGroup:

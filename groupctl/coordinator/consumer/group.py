@@ -47,6 +47,8 @@ class ConsumerGroup:
         self.topics_version = -1  # the core's topics `subscribed` was computed from (-1: not since loaded)
         self.topic_names: dict[str, str] = {}  # topic id -> name, as the last document named them
         self.pending: set[str] = set()  # member ids handed out with MEMBER_ID_REQUIRED (classic protocol)
+        self.member_documents: dict[str, tuple] = {}  # build_document's cache: member id -> (member, target, entry)
+        self.changed_at_ms = 0  # when the newest change worth persisting happened (the document's updated_at_ms)
         self._static: dict[str, str] = {}  # instance id -> member id
         self._owners: dict[tuple[str, int], tuple[str, int]] = {}  # (topic id, partition) -> (member id, epoch)
         self._names: Counter[str] = Counter()  # subscribed topic name -> members subscribing

@@ -44,6 +44,7 @@ from groupctl.coordinator.consumer.partitions import Assignment, is_subset
 from groupctl.coordinator.consumer.reconciliation import MustRejoin, reconcile
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import GroupMetadataRecord
+from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.coordinator.results import Result
 
 
@@ -355,8 +356,15 @@ def last_of_its_protocol(group: ConsumerGroup, member: ConsumerMember) -> bool:
 
 
 def persist(core: ConsumerCore, group: ConsumerGroup, now_ms: int, out: Result) -> Result:
-    """Add the group's document as it is now to `out`'s records."""
-    document = build_document(group, core.topics, node_id=core.node_id, now_ms=now_ms)
-    group.topic_names = dict(document.topics)
-    out.records.append(GroupMetadataRecord(group.group_id, document))
+    """Add the group's document to `out`'s records, built when the store writes it (deferred: a
+    burst of changes meeting in one write builds it once, as the group is then)."""
+
+    group.changed_at_ms = now_ms
+
+    def build() -> ConsumerGroupDocument:
+        document = build_document(group, core.topics, node_id=core.node_id, now_ms=group.changed_at_ms)
+        group.topic_names = dict(document.topics)
+        return document
+
+    out.records.append(GroupMetadataRecord.deferred(group.group_id, build))
     return out

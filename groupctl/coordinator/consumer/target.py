@@ -64,11 +64,15 @@ def compute(core: ConsumerCore, group: ConsumerGroup, members: Mapping[str, Cons
     """(the assignor's name, member id -> target) for `members` over the `subscribed` topics."""
     name = choose((m.server_assignor for m in members.values()), core.config.assignors)
     specs = {}
+    topics_of: dict[tuple, frozenset[str]] = {}  # members mostly share a subscription: resolve each once
     for member_id, member in members.items():
         current = group.target.get(member_id)
         if current is None and member.instance_id is not None:
             holder = group.static_member(member.instance_id)
             current = group.target.get(holder.member_id) if holder is not None else None
-        specs[member_id] = MemberSpec(member_topics(core, member), current or {},
-                                      rack=member.rack_id, instance_id=member.instance_id)
+        subscription = (member.subscribed_topic_names, member.subscribed_topic_regex)
+        topics = topics_of.get(subscription)
+        if topics is None:
+            topics = topics_of[subscription] = member_topics(core, member)
+        specs[member_id] = MemberSpec(topics, current or {}, rack=member.rack_id, instance_id=member.instance_id)
     return name, ASSIGNORS[name].assign(GroupSpec(specs, subscribed))
