@@ -161,7 +161,8 @@ class AsyncConnection(asyncio.Protocol):
         try:
             response = pending.response_class.decode(frame, version=pending.version, header=True)
         except Exception as exc:  # kafka-python raises bare IndexError/struct.error/ValueError
-            pending.future.set_exception(ConnectionFailed(f"undecodable response from {self.where}: {exc}", None))
+            if not pending.future.done():
+                pending.future.set_exception(ConnectionFailed(f"undecodable response from {self.where}: {exc}", None))
             self.close("undecodable response")
             return False
         if response.header.correlation_id != pending.correlation_id:

@@ -48,7 +48,7 @@ def new_member_id() -> str:
 
 class ConsumerProtocolMember:
     __slots__ = ("ctx", "key", "slot", "machine", "_sent_at_epoch", "_wake", "_wake_at", "_callbacks", "_running",
-                 "_finding", "_resolving", "_left")
+                 "_finding", "_resolving", "_left", "_stopped")
 
     def __init__(self, ctx: SimulationContext, key: int, slot: int, instance_id: Optional[str] = None) -> None:
         settings = ctx.settings
@@ -68,6 +68,7 @@ class ConsumerProtocolMember:
         self._finding = False
         self._resolving = False
         self._left: Optional[asyncio.Future] = None
+        self._stopped = False
 
     # -- what the simulation does with a member ---------------------------------------------------
 
@@ -92,12 +93,17 @@ class ConsumerProtocolMember:
         """Unsubscribe: revoke (committing first with --commit), then send the leave heartbeat. A
         static member leaves for now (-2) unless `for_good` (-1). The future ends once the member is
         UNSUBSCRIBED and its leave was answered (or could not be sent)."""
+        if self._left is not None:  # leaving already: a for-good leave still turns a static -2 into -1
+            if for_good and not self._left.done():
+                self._apply(self.machine.unsubscribe(self.ctx.now_ms(), leave_group=True))
+            return self._left
         self._left = self.ctx.loop.create_future()
         self._apply(self.machine.unsubscribe(self.ctx.now_ms(), leave_group=for_good))
         return self._left
 
     def stop(self) -> None:
-        """Forget the member without a word to the coordinator (a crash)."""
+        """Forget the member: nothing it hears afterwards acts (after its leave, or as a crash)."""
+        self._stopped = True
         if self._wake is not None:
             self._wake.cancel()
             self._wake = None
@@ -105,6 +111,8 @@ class ConsumerProtocolMember:
     # -- the background side ---------------------------------------------------------------------
 
     def _apply(self, out: Output) -> None:
+        if self._stopped:
+            return
         ctx = self.ctx
         now = ctx.now_ms()
         for from_state, to_state in out.transitions:
@@ -126,9 +134,10 @@ class ConsumerProtocolMember:
             self._resolving = True
             ctx.resolve_topic_ids(out.unresolved_topic_ids, self._names_learned)
         self._schedule(out.wake_at_ms, now)
-        if self._left is not None and out.state is MemberState.UNSUBSCRIBED and self.machine.in_flight == 0:
-            if not self._left.done():
-                self._left.set_result(None)
+        out_of_group = (out.state is MemberState.UNSUBSCRIBED and self.machine.in_flight == 0
+                        or out.state is MemberState.FATAL)  # a FATAL member sends nothing more
+        if self._left is not None and out_of_group and not self._left.done():
+            self._left.set_result(None)
 
     def _schedule(self, wake_at: Optional[int], now: int) -> None:
         if wake_at is not None:
@@ -151,17 +160,20 @@ class ConsumerProtocolMember:
         link = self.ctx.link
         self._sent_at_epoch = link.epoch
         self.ctx.ledger.heartbeats += 1
-        future = link.send(self.slot, HEARTBEAT_KEY, HEARTBEAT_VERSIONS, _heartbeat_build(heartbeat))
+        try:
+            future = link.send(self.slot, HEARTBEAT_KEY, HEARTBEAT_VERSIONS, _heartbeat_build(heartbeat))
+        except OpsError as exc:  # the coordinator does not serve ConsumerGroupHeartbeat (Unsupported)
+            self.ctx.run_soon(self._failed, exc)
+            return
         future.add_done_callback(self._answered)
 
     def _answered(self, future: asyncio.Future) -> None:
-        now = self.ctx.now_ms()
         if future.cancelled():
-            return
+            return self._failed(ConnectionFailed("the heartbeat was cancelled", None))
         error = future.exception()
         if error is not None:
-            self._apply(self.machine.heartbeat_failed(now, retriable=True, message=str(error)))
-            return
+            return self._failed(error)
+        now = self.ctx.now_ms()
         response = future.result()
         assignment = response.assignment
         self._apply(self.machine.heartbeat_response(now, HeartbeatResponse(
@@ -169,6 +181,12 @@ class ConsumerProtocolMember:
             member_epoch=response.member_epoch, heartbeat_interval_ms=response.heartbeat_interval_ms,
             assignment=None if assignment is None else partitions(
                 {str(t.topic_id): t.partitions for t in assignment.topic_partitions}))))
+
+    def _failed(self, error: BaseException) -> None:
+        """No answer: a lost connection is retried after finding the coordinator again; anything
+        else (an API the coordinator does not serve) is FATAL."""
+        retriable = isinstance(error, ConnectionFailed)
+        self._apply(self.machine.heartbeat_failed(self.ctx.now_ms(), retriable=retriable, message=str(error)))
 
     def _coordinator_found(self) -> None:
         self._finding = False

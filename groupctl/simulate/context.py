@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
@@ -52,6 +53,12 @@ class Settings:
     seed: int = 0
 
 
+def _ignore_interrupts() -> None:
+    """The worker's start: Ctrl-C at the terminal reaches the whole process group, and it is the
+    simulator's to handle (its members leave); the worker must not die of it mid-assignment."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class SimulationContext:
     def __init__(self, settings: Settings, link: CoordinatorLink, ledger: Ledger) -> None:
         self.settings = settings
@@ -72,7 +79,8 @@ class SimulationContext:
         its memory; a real consumer computes in its own process. Spawned, not forked, so the worker
         holds none of the members' sockets open."""
         if self._worker is None:
-            self._worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                               initializer=_ignore_interrupts)
         return self.loop.run_in_executor(self._worker, function, *args)
 
     def close(self) -> None:

@@ -11,7 +11,9 @@ away.
 
 Invariants:
 - Each partition has at most one owner here; an assignment to a member while another member still
-  holds the partition is counted in `overlaps` (a correct coordinator never causes one).
+  holds the partition is counted in `overlaps`. Without fencing a correct coordinator never causes
+  one; a fenced member may still hold partitions (until its LOST callback runs) that the coordinator
+  has already given to others, as KIP-848 allows.
 - `moved` counts assignments of a partition to a member whose identity differs from its previous
   owner's; a partition's first owner is not a move.
 - An unowned interval starts when an owner releases a partition and ends when a member takes it;

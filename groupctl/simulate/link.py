@@ -52,7 +52,7 @@ class CoordinatorLink:
         self._addresses = parse_bootstrap(bootstrap)
         self._bootstrap: Optional[AsyncConnection] = None
         self._pool: list[Optional[AsyncConnection]] = [None] * self.size
-        self._opening: dict[int, asyncio.Future] = {}
+        self._opening: dict[int, tuple[int, asyncio.Future]] = {}  # slot -> (link epoch, connection being opened)
         self._finding: Optional[asyncio.Task] = None
         self._waiting: list[Callable[[], None]] = []
         self._closed = False
@@ -70,16 +70,19 @@ class CoordinatorLink:
         backoff = FIRST_BACKOFF_S
         while True:
             try:
-                self.coordinator = await self._ask_bootstrap()
+                self.coordinator = await asyncio.wait_for(self._ask_bootstrap(), max(0.001, deadline - loop.time()))
                 self.epoch += 1
                 self._found_at = loop.time()
                 return self.coordinator
             except BootstrapUnreachable:
                 raise
+            except asyncio.TimeoutError:
+                raise Unreachable(f"no coordinator for group '{self.group}' within {timeout_s:g}s: "
+                                  f"{self.last_error or 'no answer'}") from None
             except OpsError as exc:
-                failure = exc
+                failure = self.last_error = exc.message
             if loop.time() + backoff >= deadline:
-                raise Unreachable(f"{failure.message} (for {timeout_s:g}s)")
+                raise Unreachable(f"{failure} (for {timeout_s:g}s)")
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
@@ -130,7 +133,7 @@ class CoordinatorLink:
             self._finding = None
             waiting, self._waiting = self._waiting, []
             for callback in waiting:
-                callback()
+                loop.call_soon(callback)  # each on its own: one that raises drops nobody else
 
     async def _ask_bootstrap(self) -> Node:
         connection = await self.bootstrap_connection()
@@ -183,24 +186,35 @@ class CoordinatorLink:
         return await self._send_on(connection, key, versions, build)
 
     async def _open(self, index: int) -> AsyncConnection:
-        opening = self._opening.get(index)
-        if opening is None:
+        """The connection of slot `index`, opened once however many wait for it (each waits through
+        a shield: one waiter cancelled, by a bounded check, cancels nobody else's). A connection to a
+        coordinator that was replaced while it opened is closed instead of kept."""
+        entry = self._opening.get(index)
+        if entry is None or entry[0] != self.epoch:  # none, or one to a coordinator replaced since
             if self.coordinator is None or self._closed:
                 raise ConnectionFailed(f"no coordinator known for group '{self.group}'", None)
-            opening = asyncio.ensure_future(AsyncConnection.open(self.coordinator, client_id=self.client_id,
-                                                                 request_timeout=self.request_timeout))
-            self._opening[index] = opening
-            try:
-                self._pool[index] = await opening
-            finally:
+            entry = self._opening[index] = (self.epoch, asyncio.ensure_future(self._open_at(index, self.epoch)))
+        return await asyncio.shield(entry[1])
+
+    async def _open_at(self, index: int, epoch: int) -> AsyncConnection:
+        try:
+            connection = await AsyncConnection.open(self.coordinator, client_id=self.client_id,
+                                                    request_timeout=self.request_timeout)
+        finally:
+            if self._opening.get(index, (None,))[0] == epoch:
                 del self._opening[index]
-            return self._pool[index]
-        return await asyncio.shield(opening)
+        if epoch != self.epoch or self._closed:
+            connection.close()
+            raise ConnectionFailed(f"the coordinator of group '{self.group}' changed while connecting", None)
+        self._pool[index] = connection
+        return connection
 
     def close(self) -> None:
         self._closed = True
         if self._finding is not None:
             self._finding.cancel()
+        for _, opening in self._opening.values():
+            opening.cancel()
         for connection in [*self._pool, self._bootstrap]:
             if connection is not None:
                 connection.close()

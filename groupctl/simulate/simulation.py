@@ -13,8 +13,9 @@ Invariants:
 - "Stable" is the coordinator's word and the members' together: the group is Stable at its target
   (consumer protocol: the group epoch is the assignment epoch; classic: a Stable generation), and
   every simulated member is STABLE at that epoch or generation.
-- Churn is a rolling restart: every 1/rate seconds one member (round robin) leaves and a new member
-  takes its place at once (a static one keeps its instance id and leaves "for now", -2).
+- Churn is a rolling restart: every 1/rate seconds the next member (round robin) leaves, and once
+  it is out a new member takes its slot (a static one keeps its instance id and leaves "for now",
+  -2). A slot whose member is still restarting is skipped: restarts never overlap in one slot.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ class Simulation:
         self.time_to_stable_s: Optional[float] = None
         self.churned = 0
         self._keys = itertools.count()
-        self._churned_out: set[asyncio.Future] = set()  # leaves of churned members still in progress
         self._ending = False  # the members are leaving for good: churn starts no replacement
+        self._restarting: set[int] = set()  # slots whose member churn is restarting
+        self._next_churn_slot = 0
         self._ctx: Optional[SimulationContext] = None
 
     def snapshot(self) -> Snapshot:
@@ -113,39 +115,18 @@ class Simulation:
         rules = RULES[settings.protocol]
         link = CoordinatorLink(settings.bootstrap, settings.group, rules.connections(settings),
                                request_timeout=rules.request_timeout_s(settings))
-        ended_by = "interrupt"
+        ended_by = "interrupt"  # if stopped while starting up
         try:
             ctx = self._ctx = SimulationContext(settings, link, self.ledger)
             if not await _unless_stopped(stop, self._start_up(ctx)):
                 return self._summary_before_start(ended_by)
-            for key in range(settings.count):
-                self._start_member(ctx, key)
-            next_churn = _churn_period(settings)
-            deadline = ctx.now_ms() / 1000 + duration_s
-            while not stop.is_set():
-                try:
-                    await asyncio.wait_for(stop.wait(), CHECK_INTERVAL_S)
-                    break
-                except asyncio.TimeoutError:
-                    pass
-                try:  # bounded: the run ends on time even when the coordinator does not answer
-                    self.view = await asyncio.wait_for(rules.describe(ctx, self.members), DESCRIBE_BOUND_S)
-                except asyncio.TimeoutError:
-                    self.view = GroupView(self.view.epoch, False)
-                elapsed = ctx.now_ms() / 1000  # when the coordinator's answer confirmed it
-                if self.view.stable and self.time_to_stable_s is None:
-                    self.time_to_stable_s = round(elapsed, 3)
-                if on_check is not None:
-                    on_check(self.snapshot())
-                if until_stable and self.view.stable:
-                    ended_by = "stable"
-                    break
-                if elapsed >= deadline:
-                    ended_by = "duration"
-                    break
-                while next_churn is not None and elapsed >= next_churn:
-                    self._churn_one(ctx)
-                    next_churn += _churn_period(settings)
+            for slot in range(settings.count):
+                self._start_member(ctx, slot)
+            try:
+                ended_by = await self._watch(ctx, rules, stop, duration_s, until_stable, on_check)
+            except Exception:
+                await self._leave_all()  # whatever broke the watch, nothing is left to expire
+                raise
             ledger = self.ledger
             states, assignment = ledger.state_counts(), ledger.assignment()  # as the run ended
             elapsed = round(ctx.now_ms() / 1000, 3)
@@ -157,6 +138,36 @@ class Simulation:
         return Summary(states, self.time_to_stable_s, assignment, ledger.moved, ledger.max_unowned_ms,
                        ledger.heartbeats, settings.protocol, settings.count, self.view.epoch, ended_by, elapsed,
                        left, self.churned, dict(ledger.commits), ledger.overlaps, dict(ledger.fatal))
+
+    async def _watch(self, ctx: SimulationContext, rules: ProtocolRules, stop: asyncio.Event, duration_s: float,
+                     until_stable: bool, on_check: Optional[Callable[[Snapshot], None]]) -> str:
+        """Check the group every CHECK_INTERVAL_S and churn members, until the run ends; how it ended."""
+        settings = self.settings
+        next_churn = _churn_period(settings)
+        deadline = ctx.now_ms() / 1000 + duration_s
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), CHECK_INTERVAL_S)
+                break
+            except asyncio.TimeoutError:
+                pass
+            try:  # bounded: the run ends on time even when the coordinator does not answer
+                self.view = await asyncio.wait_for(rules.describe(ctx, self.members), DESCRIBE_BOUND_S)
+            except asyncio.TimeoutError:
+                self.view = GroupView(self.view.epoch, False)
+            elapsed = ctx.now_ms() / 1000  # when the coordinator's answer confirmed it
+            if self.view.stable and self.time_to_stable_s is None:
+                self.time_to_stable_s = round(elapsed, 3)
+            if on_check is not None:
+                on_check(self.snapshot())
+            if until_stable and self.view.stable:
+                return "stable"
+            if elapsed >= deadline:
+                return "duration"
+            while next_churn is not None and elapsed >= next_churn:
+                self._churn_one(ctx)
+                next_churn += _churn_period(settings)
+        return "interrupt"
 
     async def _start_up(self, ctx: SimulationContext) -> None:
         await ctx.link.find(timeout_s=STARTUP_BOUND_S)
@@ -198,31 +209,35 @@ class Simulation:
         """Restart the next member (round robin): it leaves, and once it is out its replacement joins
         (a static replacement joining before the old member's leave would be refused, as a real
         restart never overlaps)."""
-        slot = self.churned % len(self.members)
+        slot = self._next_churn_slot
+        if slot in self._restarting:
+            return  # its member is still restarting (a rate faster than a restart): no overlap
+        self._next_churn_slot = (slot + 1) % len(self.members)
         leaving = self.members[slot]
+        self._restarting.add(slot)
 
-        def restart(left: asyncio.Future) -> None:
-            self._churned_out.discard(left)
+        def restart(_: asyncio.Future) -> None:
+            self._restarting.discard(slot)
             leaving.stop()
             self.ledger.left(leaving.key)
             if not self._ending:
                 self._start_member(ctx, slot)
 
         left = leaving.leave(for_good=not self.settings.static)
-        self._churned_out.add(left)
         left.add_done_callback(restart)
         self.churned += 1
 
     async def _leave_all(self) -> int:
         """Every member leaves; how many are out of the group within LEAVE_BOUND_S."""
         self._ending = True
-        leaves = [member.leave(for_good=True) for member in self.members if not _leaving(member)]
-        leaves += self._churned_out  # members churn was taking out: their replacements never start
+        # A member churn is restarting is asked again (for good now): the same leave, never a second.
+        leaves = [member.leave(for_good=True) for member in self.members]
         if leaves:
             await asyncio.wait(leaves, timeout=LEAVE_BOUND_S)
+        left = sum(1 for future in leaves if future.done())
         for member in self.members:
             member.stop()
-        return sum(1 for left in leaves if left.done())
+        return left
 
 
 async def _unless_stopped(stop: asyncio.Event, work: Any) -> bool:
@@ -239,10 +254,6 @@ async def _unless_stopped(stop: asyncio.Event, work: Any) -> bool:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     return False
-
-
-def _leaving(member: SimulatedMember) -> bool:
-    return member.state in ("PREPARE_LEAVING", "LEAVING")
 
 
 def _churn_period(settings: Settings) -> Optional[float]:

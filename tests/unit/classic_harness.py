@@ -73,6 +73,9 @@ class Harness:
             if reply.token in self.replies:
                 raise DoubleReply(f"token {reply.token} answered twice: {self.replies[reply.token]} and {reply.response}")
             self.replies[reply.token] = reply.response
+        for record in result.records:
+            if isinstance(record, GroupMetadataRecord):
+                record.document  # built now, as the store builds it when it writes the result
         self.records.extend(result.records)
         return result
 

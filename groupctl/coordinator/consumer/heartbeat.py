@@ -360,6 +360,10 @@ def persist(core: ConsumerCore, group: ConsumerGroup, now_ms: int, out: Result) 
     burst of changes meeting in one write builds it once, as the group is then)."""
 
     group.changed_at_ms = now_ms
+    for topic_id in group.subscribed:  # named now: a topic deleted before the write keeps its name
+        name = core.topics.name_of(topic_id)
+        if name is not None:
+            group.topic_names[topic_id] = name
 
     def build() -> ConsumerGroupDocument:
         document = build_document(group, core.topics, node_id=core.node_id, now_ms=group.changed_at_ms)
