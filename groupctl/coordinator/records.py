@@ -33,7 +33,9 @@ class GroupMetadataRecord:
     document is built when first read (the store reads it when it encodes its write), from the
     group as it is then. A burst of changes (a join storm) whose records meet in one store write
     then builds one document, not one per change; the document written is never older than the
-    changes whose responses wait for it. Once read, the document is fixed.
+    changes whose responses wait for it. It may be newer: it can hold a later change whose own
+    write then fails, which clients see as "the write landed, the response was lost" and retry,
+    as they must anyway. Once read, the document is fixed.
     """
 
     __slots__ = ("group", "_document", "_build")
