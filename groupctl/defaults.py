@@ -28,3 +28,5 @@ HANDBACK_DELAY_S = 10.0  # how long a (re)started node is live before its partit
 JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024  # a new journal file at this size
 JOURNAL_KEEP_SEGMENTS = 16  # journal files kept, the active one included; 0: all
 LOG_LEVEL = "info"
+SASL_ENABLED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # sasl.enabled.mechanisms
+SCRAM_ITERATIONS = 4096  # Kafka's default iteration count for SCRAM credentials

@@ -32,6 +32,16 @@ class Unreachable(OpsError):
     """The cluster (or ZooKeeper) could not be reached or stopped answering in time."""
 
 
+class AuthenticationFailed(OpsError):
+    """TLS or SASL refused the connection: an untrusted certificate, a hostname mismatch, a wrong
+    password, a mechanism the cluster does not enable. Not retried: asking again cannot succeed."""
+
+
+class NotAuthorized(Refused):
+    """The cluster's ACLs do not allow the operation to the principal (the message names the
+    resource)."""
+
+
 class Timeout(OpsError):
     """A wait the operator bounded (`--timeout`) ran out before the awaited event."""
 

@@ -19,13 +19,14 @@ import inspect
 import re
 import sys
 from collections.abc import Iterator, MutableMapping
+from pathlib import Path
 from typing import Any, Optional
 
 import click
 import typer
 from typer.core import TyperGroup
 
-from groupctl.cli.context import OutputFormat, env, with_global_options
+from groupctl.cli.context import COMMAND_CONFIG_HELP, ZK_AUTH_HELP, OutputFormat, env, with_global_options
 
 
 COMMAND_GROUPS = {
@@ -37,6 +38,8 @@ COMMAND_GROUPS = {
     "lag": "groupctl.cli.lag",
     "analyze": "groupctl.cli.analyze",
     "members": "groupctl.cli.members",
+    "user": "groupctl.cli.user",
+    "acl": "groupctl.cli.acl",
 }
 """Command group name -> the module whose Typer `app` implements it, in help order."""
 
@@ -139,9 +142,15 @@ def main_options(
         None, envvar="GROUPCTL_BOOTSTRAP", help="Kafka bootstrap server HOST:PORT."),
     zk: Optional[str] = typer.Option(None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[/chroot]."),
     output: OutputFormat = typer.Option(OutputFormat.table, help="table for people, json for scripts."),
+    command_config: Optional[Path] = typer.Option(
+        None, envvar="GROUPCTL_COMMAND_CONFIG", help=COMMAND_CONFIG_HELP),
+    zk_auth: Optional[str] = typer.Option(
+        None, envvar="GROUPCTL_ZK_AUTH", show_envvar=False, metavar="digest:USER:PASSWORD|@FILE",
+        help=ZK_AUTH_HELP + " Env: GROUPCTL_ZK_AUTH."),
 ) -> None:
     current = env(ctx)
     current.bootstrap, current.zk, current.output = bootstrap, zk, output.value
+    current.command_config, current.zk_auth = command_config, zk_auth
 
 
 def _accept_global_options_after_commands(sub_app: typer.Typer) -> None:
@@ -150,5 +159,5 @@ def _accept_global_options_after_commands(sub_app: typer.Typer) -> None:
     itself when its own is not given)."""
     for command in sub_app.registered_commands:
         parameters = inspect.signature(command.callback).parameters
-        if "ctx" in parameters and not any(name in parameters for name in ("bootstrap", "zk", "output")):
+        if "ctx" in parameters and not any(name in parameters for name in ("bootstrap", "zk", "output", "zk_auth")):
             command.callback = with_global_options(command.callback)

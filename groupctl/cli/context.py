@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Optional, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import typer
 from rich.console import Console
 
 from groupctl.cli.errors import BadInput, CliError, ExitStatus
+
+if TYPE_CHECKING:
+    from groupctl.client.kafka import Bootstrap
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +57,8 @@ class CliEnv:
     bootstrap: Optional[str] = None
     zk: Optional[str] = None
     output: str = "table"
+    command_config: Optional[Path] = None  # Kafka client properties: TLS and SASL (docs/security.md)
+    zk_auth: Optional[str] = field(default=None, repr=False)  # "digest:USER:PASSWORD" or "@FILE"
     out: Console = field(default_factory=_stdout)
     err: Console = field(default_factory=_stderr)
 
@@ -64,10 +71,21 @@ class CliEnv:
         """Spinners and live views only for a person at a terminal; pipes stay quiet."""
         return self.err.is_terminal and not self.json
 
-    def need_bootstrap(self) -> str:
+    def need_bootstrap(self) -> "Bootstrap":
+        """The cluster to talk to, with the TLS/SASL settings of --command-config and
+        GROUPCTL_KAFKA_* variables (BadInput without --bootstrap or with a bad setting)."""
         if not self.bootstrap:
             raise BadInput("this command needs --bootstrap HOST:PORT (or GROUPCTL_BOOTSTRAP)")
-        return self.bootstrap
+        return self.kafka()
+
+    def kafka(self) -> Optional["Bootstrap"]:
+        """`need_bootstrap()` when --bootstrap is given, else None."""
+        if not self.bootstrap:
+            return None
+        from groupctl.client.kafka import Bootstrap
+        from groupctl.client.security import load_security
+
+        return Bootstrap(self.bootstrap, load_security(self.command_config, os.environ))
 
     def need_zk(self) -> str:
         if not self.zk:
@@ -129,6 +147,9 @@ def guard(command: F) -> F:
 
 
 GLOBAL_PANEL = "Global options (also accepted before the command)"
+COMMAND_CONFIG_HELP = ("Kafka client properties for TLS and SASL (Java or librdkafka names), as "
+                       "kafka-consumer-groups.sh takes them.")
+ZK_AUTH_HELP = "ZooKeeper digest authentication (or a file holding it)."
 _GLOBAL_OPTIONS = {
     "global_bootstrap": (Optional[str], typer.Option(
         None, "--bootstrap", help="Kafka bootstrap server HOST:PORT.", rich_help_panel=GLOBAL_PANEL)),
@@ -136,6 +157,10 @@ _GLOBAL_OPTIONS = {
         None, "--zk", help="ZooKeeper connect string HOST:PORT\\[/chroot].", rich_help_panel=GLOBAL_PANEL)),
     "global_output": (Optional[OutputFormat], typer.Option(
         None, "--output", help="table for people, json for scripts.", rich_help_panel=GLOBAL_PANEL)),
+    "global_command_config": (Optional[Path], typer.Option(
+        None, "--command-config", help=COMMAND_CONFIG_HELP, rich_help_panel=GLOBAL_PANEL)),
+    "global_zk_auth": (Optional[str], typer.Option(
+        None, "--zk-auth", metavar="digest:USER:PASSWORD|@FILE", help=ZK_AUTH_HELP, rich_help_panel=GLOBAL_PANEL)),
 }
 
 
@@ -150,7 +175,7 @@ def with_global_options(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        bootstrap, zk, output = (kwargs.pop(name, None) for name in _GLOBAL_OPTIONS)
+        bootstrap, zk, output, command_config, zk_auth = (kwargs.pop(name, None) for name in _GLOBAL_OPTIONS)
         ctx = kwargs.get("ctx") or next((a for a in args if isinstance(a, typer.Context)), None)
         current = env(ctx)
         if bootstrap is not None:
@@ -159,6 +184,10 @@ def with_global_options(command: F) -> F:
             current.zk = zk
         if output is not None:
             current.output = output.value
+        if command_config is not None:
+            current.command_config = command_config
+        if zk_auth is not None:
+            current.zk_auth = zk_auth
         return command(*args, **kwargs)
 
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]

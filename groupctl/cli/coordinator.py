@@ -4,6 +4,7 @@ show the coordinator cluster."""
 from __future__ import annotations
 
 import re
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
@@ -17,8 +18,43 @@ from groupctl.coordinator.consumer.config import ConsumerGroupConfig, MigrationP
 from groupctl.layout.coordinators import MAX_GROUP_PARTITIONS
 
 ZK_CONNECT = re.compile(r"^[^\s,/]+:\d{1,5}(,[^\s,/]+:\d{1,5})*(/\S*)?$")
+LISTENER = re.compile(r"^(PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)://(\[[^\]]*\]|[^:/\s]*):(\d{1,5})$")
+PRINCIPAL = re.compile(r"^[A-Za-z]+:.+$")
+SECURITY_PANEL = "Security"
+
+
+class ClientAuth(str, Enum):
+    required = "required"
+    requested = "requested"
+    none = "none"
 
 app = typer.Typer(help="Run or locate group coordinators.", no_args_is_help=True)
+
+
+def parse_listeners(specs: List[str], advertised: List[str]) -> tuple:
+    """`--listener`/`--advertised-listener` values -> the node's Listeners (empty: the default
+    PLAINTEXT host:port). One listener per protocol, as Kafka's default protocol map allows."""
+    from groupctl.server.config import Listener
+
+    def parse(option: str, spec: str) -> tuple[str, str, int]:
+        match = LISTENER.match(spec.strip())
+        if not match or int(match.group(3)) > 65535:
+            raise BadInput(f"{option} {spec!r}: expected PROTOCOL://HOST:PORT with PROTOCOL one of "
+                           "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL")
+        return match.group(1), match.group(2).strip("[]"), int(match.group(3))
+
+    bound = [parse("--listener", spec) for spec in specs]
+    names = [name for name, _, _ in bound]
+    if len(set(names)) < len(names):
+        raise BadInput("--listener: one listener per protocol")
+    told = {}
+    for spec in advertised:
+        name, host, port = parse("--advertised-listener", spec)
+        if name not in names:
+            raise BadInput(f"--advertised-listener {spec!r}: no --listener {name}://...")
+        told[name] = (host, port)
+    return tuple(Listener(name, host or "0.0.0.0", port, *told.get(name, (None, None)))
+                 for name, host, port in bound)
 
 
 def parse_topic_spec(spec: str) -> tuple[str, int]:
@@ -96,9 +132,56 @@ def run(
         defaults.JOURNAL_KEEP_SEGMENTS, min=0,
         help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
     log_level: str = typer.Option(defaults.LOG_LEVEL, help="debug, info, warning or error."),
+    listener: List[str] = typer.Option(
+        [], metavar="PROTOCOL://HOST:PORT", rich_help_panel=SECURITY_PANEL,
+        help="Open this listener (repeatable; PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL). Given, only the "
+        "listed listeners open, replacing --host/--port."),
+    advertised_listener: List[str] = typer.Option(
+        [], metavar="PROTOCOL://HOST:PORT", rich_help_panel=SECURITY_PANEL,
+        help="Where clients of that listener are told to connect (repeatable; default: its bound address)."),
+    ssl_certfile: Optional[Path] = typer.Option(
+        None, rich_help_panel=SECURITY_PANEL, help="PEM certificate (chain) of TLS listeners."),
+    ssl_keyfile: Optional[Path] = typer.Option(
+        None, rich_help_panel=SECURITY_PANEL, help="PEM private key of --ssl-certfile (default: in that file)."),
+    ssl_cafile: Optional[Path] = typer.Option(
+        None, rich_help_panel=SECURITY_PANEL, help="PEM CA certificates client certificates must chain to."),
+    ssl_client_auth: ClientAuth = typer.Option(
+        ClientAuth.none.value, case_sensitive=False, rich_help_panel=SECURITY_PANEL,
+        help="Ask TLS clients for a certificate: required, requested or none (Kafka's ssl.client.auth)."),
+    sasl_enabled_mechanisms: str = typer.Option(
+        ",".join(defaults.SASL_ENABLED_MECHANISMS), rich_help_panel=SECURITY_PANEL,
+        help="SASL mechanisms of SASL listeners, comma-separated."),
+    authorizer: bool = typer.Option(
+        False, "--authorizer", rich_help_panel=SECURITY_PANEL,
+        help="Enforce ACLs (without it the ACL APIs answer SECURITY_DISABLED, as Kafka does)."),
+    super_user: List[str] = typer.Option(
+        [], metavar="User:NAME", rich_help_panel=SECURITY_PANEL,
+        help="A principal allowed everything (repeatable; Kafka's super.users)."),
+    allow_everyone_if_no_acl_found: bool = typer.Option(
+        False, "--allow-everyone-if-no-acl-found", rich_help_panel=SECURITY_PANEL,
+        help="With --authorizer, allow access to resources no ACL names (Kafka's allow.everyone.if.no.acl.found)."),
+    zk_auth: Optional[str] = typer.Option(
+        None, envvar="GROUPCTL_ZK_AUTH", show_envvar=False, rich_help_panel=SECURITY_PANEL,
+        metavar="digest:USER:PASSWORD|@FILE",
+        help="ZooKeeper authentication; every znode created then carries digest ACLs (env GROUPCTL_ZK_AUTH)."),
+    zk_world_readable: bool = typer.Option(
+        False, "--zk-world-readable", rich_help_panel=SECURITY_PANEL,
+        help="With --zk-auth, let anyone read (never write) the znodes groupctl creates."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
     zk = zk or env(ctx).zk  # `groupctl --zk X coordinator run` means the same as `run --zk X`
+    zk_auth = zk_auth or env(ctx).zk_auth
+    if zk_auth:
+        from groupctl.store.zk_auth import BadZkAuth, parse_zk_auth
+
+        try:
+            parse_zk_auth(zk_auth)
+        except BadZkAuth as exc:
+            raise BadInput(str(exc)) from None
+        if not zk:
+            raise BadInput("--zk-auth needs --zk (the embedded store has no ZooKeeper to authenticate to)")
+    if zk_world_readable and not zk_auth:
+        raise BadInput("--zk-world-readable needs --zk-auth")
     if zk and not ZK_CONNECT.match(zk):
         raise BadInput(f"--zk {zk!r}: expected HOST:PORT[,HOST:PORT...][/chroot]")
     topics = tuple(parse_topic_spec(spec) for spec in topic)
@@ -118,6 +201,19 @@ def run(
     from groupctl.server.journal import JournalError
     from groupctl.server.main import NodeFailed, run_node
 
+    listeners = parse_listeners(listener, advertised_listener)
+    mechanisms = tuple(name.strip().upper() for name in sasl_enabled_mechanisms.split(",") if name.strip())
+    unknown = [name for name in mechanisms if name not in defaults.SASL_ENABLED_MECHANISMS]
+    if not mechanisms or unknown:
+        raise BadInput(f"--sasl-enabled-mechanisms {sasl_enabled_mechanisms!r}: expected a list of "
+                       f"{', '.join(defaults.SASL_ENABLED_MECHANISMS)}")
+    if any(item.tls for item in listeners) and ssl_certfile is None:
+        raise BadInput("an SSL or SASL_SSL listener needs --ssl-certfile")
+    if ssl_client_auth is not ClientAuth.none and ssl_cafile is None:
+        raise BadInput(f"--ssl-client-auth {ssl_client_auth.value} needs --ssl-cafile")
+    for principal in super_user:
+        if not PRINCIPAL.match(principal):
+            raise BadInput(f"--super-user {principal!r}: expected a principal such as User:admin")
     config = NodeConfig(
         host=host, port=port, node_id=node_id, advertised_host=advertised_host, data_dir=data_dir,
         zk=zk, zk_session_timeout_s=zk_session_timeout_s, topics=topics,
@@ -125,6 +221,10 @@ def run(
         auto_create_topics=auto_create_topics, default_partitions=default_partitions,
         max_frame_bytes=max_frame_bytes, journal_dir=journal_dir,
         journal_segment_bytes=journal_segment_bytes, journal_keep_segments=journal_keep_segments,
+        listeners=listeners, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile, ssl_cafile=ssl_cafile,
+        ssl_client_auth=ssl_client_auth.value, sasl_enabled_mechanisms=mechanisms, authorizer=authorizer,
+        super_users=tuple(super_user), allow_everyone_if_no_acl_found=allow_everyone_if_no_acl_found,
+        zk_auth=zk_auth, zk_world_readable=zk_world_readable,
         groups=GroupConfig(
             min_session_timeout_ms=min_session_timeout_ms,
             max_session_timeout_ms=max_session_timeout_ms,
@@ -157,16 +257,18 @@ def find(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
     if current.bootstrap:
         from groupctl.ops.groups import find_coordinator
 
-        answers["bootstrap"] = find_coordinator(current.bootstrap, group).to_json()
+        answers["bootstrap"] = find_coordinator(current.need_bootstrap(), group).to_json()
     if current.zk:
         from groupctl.ops.zk import coordinator_from_zk
 
-        answers["zk"] = coordinator_from_zk(current.zk, group).to_json()
+        answers["zk"] = coordinator_from_zk(current.zk, group, auth=current.zk_auth).to_json()
+    # Node ids only: FindCoordinator answers the address of the listener it was asked on, while
+    # ZooKeeper's registration leads with the node's first listener.
     node = {source: (a["node_id"], a["host"], a["port"]) for source, a in answers.items()}
-    if len(set(node.values())) > 1:
+    if len({node_id for node_id, _, _ in node.values()}) > 1:
         raise CliError("the coordinator from FindCoordinator ({bootstrap}) and from ZooKeeper ({zk}) disagree"
                        .format(**{k: f"node {n} at {h}:{p}" for k, (n, h, p) in node.items()}))
-    found = answers.get("zk") or answers["bootstrap"]
+    found = {**answers.get("zk", {}), **answers.get("bootstrap", {})}
     if current.json:
         render.emit_json(current, found)
     elif "partition" in found:
@@ -192,7 +294,7 @@ def status(ctx: typer.Context) -> None:
     current = env(ctx)
     connect = current.need_zk()
     with current.status("reading the cluster from ZooKeeper"):
-        cluster = cluster_status(connect)
+        cluster = cluster_status(connect, auth=current.zk_auth)
     if current.json:
         render.emit_json(current, cluster.to_json())
         return

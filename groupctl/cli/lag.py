@@ -111,7 +111,7 @@ def record(
 
     current = env(ctx)
     bootstrap = current.need_bootstrap()
-    label = cluster if cluster is not None else bootstrap
+    label = cluster if cluster is not None else bootstrap.servers
     sampler = LagSampler(bootstrap, label, group or None)  # checks the group ids
     root = prepare_dataset_dir(out)
     recording = Recording(sampler.sample, LagDatasetWriter(root).write_round,

@@ -30,7 +30,7 @@ def trigger(
 
     current = env(ctx)
     current.need_source()
-    result = request(group, bootstrap=current.bootstrap, zk=current.zk, reason=reason)
+    result = request(group, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth, reason=reason)
     if current.json:
         render.emit_json(current, result.to_json())
         return
@@ -79,7 +79,8 @@ def watch(
 
     current = env(ctx)
     current.need_source()
-    events = follow(group, bootstrap=current.bootstrap, zk=current.zk, count=count, timeout_s=timeout)
+    events = follow(group, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth, count=count,
+                    timeout_s=timeout)
     if current.json or not current.out.is_terminal:
         for event in events:
             if current.json:

@@ -30,7 +30,7 @@ def emit_json_line(env: CliEnv, document: Any) -> None:
 
 
 RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS", "GROUPS",
-                 "EPOCH", "NODES")
+                 "EPOCH", "NODES", "ITERATIONS")
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None) -> "Table":

@@ -21,7 +21,7 @@ def show(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
 
     current = env(ctx)
     with current.status(f"reading group {group} from ZooKeeper"):
-        stored = zk_show(current.need_zk(), group)
+        stored = zk_show(current.need_zk(), group, auth=current.zk_auth)
     if current.json:
         render.emit_json(current, stored.to_json())
         return
@@ -43,7 +43,7 @@ def ls(ctx: typer.Context, path: str = typer.Argument("/", help="Znode path (und
     from groupctl.ops.zk import zk_ls
 
     current = env(ctx)
-    listing = zk_ls(current.need_zk(), path)
+    listing = zk_ls(current.need_zk(), path, auth=current.zk_auth)
     if current.json:
         render.emit_json(current, listing.to_json())
     else:
@@ -58,7 +58,7 @@ def get(ctx: typer.Context, path: str = typer.Argument(..., help="Znode path (un
     from groupctl.ops.zk import zk_get
 
     current = env(ctx)
-    node = zk_get(current.need_zk(), path)
+    node = zk_get(current.need_zk(), path, auth=current.zk_auth)
     if current.json:
         render.emit_json(current, node.to_json())
         return
@@ -86,7 +86,7 @@ def tree(
 
     current = env(ctx)
     with current.status(f"walking {path}"):
-        found = zk_tree(current.need_zk(), path, max_depth=max_depth, max_nodes=max_nodes)
+        found = zk_tree(current.need_zk(), path, max_depth=max_depth, max_nodes=max_nodes, auth=current.zk_auth)
     if current.json:
         render.emit_json(current, found.to_json())
         return
@@ -112,7 +112,7 @@ def watch(
     from groupctl.ops.zk import zk_watch
 
     current = env(ctx)
-    for stored in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout):
+    for stored in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout, auth=current.zk_auth):
         if current.json:
             render.emit_json_line(current, stored.stored)
         else:

@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import ssl
 import struct
 from collections import deque
 from typing import Any, Optional
 
 from groupctl.client.kafka import (API_VERSIONS, CLIENT_ID, ConnectionFailed, Node, api_versions_answer,
                                    build_api_versions, message_classes, negotiated_version)
+from groupctl.client.sasl import authenticate_async
+from groupctl.client.security import ClientSecurity
+from groupctl.errors import AuthenticationFailed
 
 _LENGTH = struct.Struct(">i")
 DEFAULT_REQUEST_TIMEOUT_S = 30.0  # request.timeout.ms's default (Apache Kafka consumers)
@@ -65,18 +69,27 @@ class AsyncConnection(asyncio.Protocol):
 
     @classmethod
     async def open(cls, node: Node, *, client_id: str = CLIENT_ID,
-                   request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S) -> "AsyncConnection":
-        """Connect to `node` and learn its API versions; ConnectionFailed (naming the node) or
-        Unsupported when either fails."""
+                   request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
+                   security: ClientSecurity = ClientSecurity(), tls: Optional[ssl.SSLContext] = None,
+                   ) -> "AsyncConnection":
+        """Connect to `node` (over `tls` when given), learn its API versions and authenticate as
+        `security` says; ConnectionFailed (naming the node), AuthenticationFailed or Unsupported
+        when one of them fails."""
         loop = asyncio.get_running_loop()
         try:
             _, connection = await asyncio.wait_for(
-                loop.create_connection(lambda: cls(node.address, client_id, request_timeout), node.host, node.port),
+                loop.create_connection(lambda: cls(node.address, client_id, request_timeout), node.host, node.port,
+                                       ssl=tls, server_hostname=node.host if tls else None),
                 request_timeout)
+        except ssl.SSLError as exc:
+            raise AuthenticationFailed(f"TLS handshake with {node.address} failed: "
+                                       f"{getattr(exc, 'verify_message', None) or exc.reason or exc}") from None
         except (OSError, asyncio.TimeoutError) as exc:
             raise ConnectionFailed(f"cannot reach {node.address}: {exc or 'timed out'}", node) from None
         try:
             await connection._negotiate()
+            if security.sasl:
+                await authenticate_async(connection.call, security, node.address)
         except BaseException:
             connection.close()
             raise

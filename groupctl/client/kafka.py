@@ -30,14 +30,15 @@ import struct
 import time
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from kafka.errors import for_code
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.data_container import DataContainer
 
 import groupctl
-from groupctl.errors import BadInput, OpsError, Unreachable, Unsupported
+from groupctl.client.security import ClientSecurity
+from groupctl.errors import AuthenticationFailed, BadInput, OpsError, Unreachable, Unsupported
 
 DEFAULT_TIMEOUT = 8.0
 """Seconds a whole operation may take (as in `groupctl.client.zookeeper`): an unreachable or
@@ -76,7 +77,14 @@ MESSAGES = {
     8: ("kafka.protocol.consumer.group", "OffsetCommit"),
     9: ("kafka.protocol.consumer.group", "OffsetFetch"),
     47: ("kafka.protocol.consumer.group", "OffsetDelete"),
+    29: ("kafka.protocol.admin.acl", "DescribeAcls"),
+    30: ("kafka.protocol.admin.acl", "CreateAcls"),
+    31: ("kafka.protocol.admin.acl", "DeleteAcls"),
+    50: ("kafka.protocol.admin.users", "DescribeUserScramCredentials"),
+    51: ("kafka.protocol.admin.users", "AlterUserScramCredentials"),
     2: ("kafka.protocol.consumer.offsets", "ListOffsets"),
+    17: ("kafka.protocol.sasl", "SaslHandshake"),
+    36: ("kafka.protocol.sasl", "SaslAuthenticate"),
     69: ("groupctl.protocol.consumer_group", "ConsumerGroupDescribe"),
     32000: ("groupctl.protocol.extensions", "GroupctlDescribeGroup"),
     32001: ("groupctl.protocol.extensions", "GroupctlTriggerRebalance"),
@@ -198,6 +206,25 @@ class ClusterMetadata:
     def leader(self, topic: str, partition: int) -> Optional[Node]:
         leader_id = self.partitions.get(topic, {}).get(partition, -1)
         return self.brokers.get(leader_id)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How to reach a cluster: its bootstrap servers and the client's TLS/SASL settings."""
+
+    servers: str
+    security: ClientSecurity = ClientSecurity()
+
+    def __str__(self) -> str:
+        return self.servers
+
+
+BootstrapLike = Union[str, Bootstrap]
+"""What ops functions take: "host:port,..." (PLAINTEXT) or a Bootstrap."""
+
+
+def as_bootstrap(value: BootstrapLike) -> Bootstrap:
+    return value if isinstance(value, Bootstrap) else Bootstrap(value)
 
 
 def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
@@ -350,6 +377,47 @@ def build_api_versions(cls: type, version: int) -> Any:
     return cls(client_software_name="groupctl", client_software_version=groupctl.__version__)
 
 
+def _tls_handshake(context: Any, sock: socket.socket, host: str, port: int, deadline: float) -> socket.socket:
+    """`sock` wrapped in TLS, the handshake done (AuthenticationFailed names why it failed)."""
+    import ssl
+
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        return context.wrap_socket(sock, server_hostname=host)
+    except ssl.SSLCertVerificationError as exc:
+        sock.close()
+        raise AuthenticationFailed(f"TLS handshake with {host}:{port} failed: certificate verify failed: "
+                                   f"{exc.verify_message or exc.reason}{_hint(exc)}") from None
+    except ssl.SSLError as exc:
+        sock.close()
+        raise AuthenticationFailed(f"TLS handshake with {host}:{port} failed: {exc.reason or exc} "
+                                   "(is it a TLS listener?)") from None
+    except OSError as exc:
+        sock.close()
+        raise _TransportError(f"{host}:{port}", f"TLS handshake: {_reason(exc)}") from None
+
+
+def _hint(exc: Any) -> str:
+    if "hostname" in (exc.verify_message or "").lower() or "mismatch" in (exc.verify_message or "").lower():
+        return " (the certificate does not name this host; check the bootstrap address)"
+    if exc.verify_code in (19, 20, 21):  # self-signed in chain, unknown issuer, unable to verify
+        return " (trust its CA with ssl.truststore.location or ssl.ca.location)"
+    return ""
+
+
+def sasl_authenticate(connection: "_Connection", security: ClientSecurity, deadline: float) -> None:
+    """SaslHandshake, then SaslAuthenticate until the mechanism completes (KIP-152);
+    AuthenticationFailed with the broker's reason otherwise."""
+    from groupctl.client.sasl import authenticate
+
+    def call(key: int, versions: tuple[int, int], build: Build) -> Any:
+        version = connection.version_for(key, versions)
+        correlation_id = connection.send(key, version, build, deadline)
+        return connection.receive(key, version, correlation_id, deadline)
+
+    authenticate(call, security, connection.where)
+
+
 class KafkaClient:
     """Connections to one cluster; use as a context manager (closes every socket).
 
@@ -358,13 +426,16 @@ class KafkaClient:
     `timeout`).
     """
 
-    def __init__(self, bootstrap: str, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID,
+    def __init__(self, bootstrap: BootstrapLike, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID,
                  deadline: Optional[float] = None) -> None:
-        self.bootstrap = bootstrap
+        target = as_bootstrap(bootstrap)
+        self.bootstrap = target.servers
+        self.security = target.security
         self.timeout = timeout
-        self.client_id = client_id
+        self.client_id = self.security.client_id or client_id
         self.deadline = time.monotonic() + timeout if deadline is None else deadline
-        self._addresses = parse_bootstrap(bootstrap)
+        self._addresses = parse_bootstrap(target.servers)
+        self._tls = self.security.ssl_context() if self.security.tls else None
         self._connections: dict[tuple[str, int], _Connection] = {}
         self._bootstrap: Optional[_Connection] = None
 
@@ -397,9 +468,13 @@ class KafkaClient:
         except OSError as exc:
             raise _TransportError(f"{host}:{port}", _reason(exc)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            sock = _tls_handshake(self._tls, sock, host, port, deadline)
         connection = _Connection(sock, f"{host}:{port}", self.client_id)
         try:
             connection.negotiate(deadline)
+            if self.security.sasl:
+                sasl_authenticate(connection, self.security, deadline)
         except (OpsError, _TransportError):
             connection.close()
             raise

@@ -12,6 +12,10 @@ Invariants:
 - `watch` hands kazoo's callback thread over to the caller's thread through a queue; changes in
   quick succession can be seen as one (ZooKeeper watches are one-shot and kazoo's DataWatch
   re-reads the node).
+- Credentials (`auth`: what the operator gave with `--zk-auth` / `GROUPCTL_ZK_AUTH`, parsed by
+  `groupctl.store.zk_auth`; malformed is BadInput) authenticate the session, and whatever it
+  creates is readable and writable by that identity only (`owner_acl`). A NoAuth answer is
+  `Refused`, one line naming the path, read or write, and whether credentials were given.
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ from typing import Any, Iterator, Optional
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    AuthFailedError,
+    BadVersionError,
     ConnectionLoss,
     KazooException,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     OperationTimeoutError,
@@ -38,8 +45,9 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import DataWatch
 
-from groupctl.errors import BadInput, OpsError, Unreachable
-from groupctl.store.zookeeper import split_connect
+from groupctl.errors import BadInput, OpsError, Refused, Unreachable
+from groupctl.store.zk_auth import BadZkAuth, ZkAuth, not_permitted, parse_zk_auth
+from groupctl.store.zookeeper import kazoo_logger, owner_acl, split_connect
 
 DEFAULT_TIMEOUT_S = 6.0
 """Connect and request bound: 6 s, so that a CLI command against an unreachable ZooKeeper ends
@@ -49,9 +57,10 @@ GET_WINDOW = 512
 
 # kazoo logs every failed connection attempt; a library must not print them to the operator's
 # terminal through logging's last-resort handler. Applications that configure logging see them.
-_KAZOO_LOG = logging.getLogger("groupctl.client.zookeeper.kazoo")
+_KAZOO_LOG = kazoo_logger("groupctl.client.zookeeper.kazoo")
 _KAZOO_LOG.addHandler(logging.NullHandler())
 
+_WRITES = ("create", "set", "delete")  # the verbs of the writes' `what` ("set /path")
 _UNREACHABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, ZookeeperStoppedError,
                 KazooTimeoutError)
 
@@ -126,17 +135,27 @@ def normalize_path(path: str) -> str:
     return path
 
 
+def zk_credentials(auth: Optional[str]) -> Optional[ZkAuth]:
+    """The operator's `--zk-auth` value parsed (None or "": no credentials); BadInput else."""
+    try:
+        return parse_zk_auth(auth) if auth else None
+    except BadZkAuth as exc:
+        raise BadInput(str(exc)) from None
+
+
 class ZkSession:
-    """One ZooKeeper session: `with ZkSession(connect) as session: ...`.
+    """One ZooKeeper session: `with ZkSession(connect, auth=...) as session: ...`.
 
     Every request waits at most `timeout_s`; a session that cannot connect within `timeout_s`
-    raises Unreachable from `__enter__`.
+    raises Unreachable from `__enter__`. `auth` is the operator's `--zk-auth` value (None: no
+    credentials); a malformed one is BadInput here, before anything connects.
     """
 
-    def __init__(self, connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, connect: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.connect = connect
         self.timeout_s = timeout_s
         self._hosts, self.chroot = split_connect(connect)
+        self.auth = zk_credentials(auth)
         self.client: Optional[KazooClient] = None
 
     def __enter__(self) -> "ZkSession":
@@ -148,6 +167,8 @@ class ZkSession:
                 timeout=self.timeout_s,
                 connection_retry=dict(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0),
                 logger=_KAZOO_LOG,
+                auth_data=[(self.auth.scheme, self.auth.credential)] if self.auth else None,
+                default_acl=[owner_acl(self.auth)] if self.auth else None,
             )
         except ValueError as exc:
             raise BadInput(f"not a ZooKeeper connect string: {self.connect!r} ({exc})") from None
@@ -197,10 +218,31 @@ class ZkSession:
     def set(self, path: str, data: bytes) -> None:
         self._call(f"set {path}", lambda: self.client.set_async(path, data))
 
+    def set_if_version(self, path: str, data: bytes, version: int) -> bool:
+        """Write `path` only while it is at `version` (compare-and-set); False when another
+        writer changed or deleted it first."""
+        try:
+            self._call(f"set {path}", lambda: self.client.set_async(path, data, version))
+        except (BadVersionError, NoNodeError):
+            return False
+        return True
+
+    def delete_if_version(self, path: str, version: int) -> bool:
+        """Delete `path` only while it is at `version`; False when another writer came first."""
+        try:
+            self._call(f"delete {path}", lambda: self.client.delete_async(path, version))
+        except (BadVersionError, NoNodeError):
+            return False
+        return True
+
     def watch(self, path: str, *, deadline: Optional[float] = None) -> Iterator[Optional[bytes]]:
         """The data of `path` now (None while there is no such znode), then again after each
         change, until `time.monotonic()` passes `deadline` (None: never). Changes in quick
-        succession may arrive as one."""
+        succession may arrive as one. Refused at once when the ACLs keep this session from
+        reading `path`, or its parent: a znode still missing there would be unreadable when it
+        appears (ZooKeeper answers NoNode, not NoAuth, for a missing znode)."""
+        if path != "/":
+            self.get(path.rsplit("/", 1)[0] or "/")
         changes: "queue.Queue[Optional[bytes]]" = queue.Queue()
         watching = threading.Event()
         watching.set()
@@ -213,7 +255,10 @@ class ZkSession:
             return None
 
         try:
-            DataWatch(self.client, path, on_change)
+            try:
+                DataWatch(self.client, path, on_change)  # reads `path` now, on this thread
+            except NoAuthError:
+                raise Refused(not_permitted(path, write=False, auth=self.auth)) from None
             while True:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -245,10 +290,18 @@ class ZkSession:
         return found
 
     def _wait(self, what: str, result: Any, deadline: float) -> Any:
+        """`result`'s value by `deadline`. `what` is "<verb> <path>" ("get /groups/g"): a NoAuth
+        answer is Refused naming that path, as not writable for `_WRITES`, else not readable;
+        other failures are OpsError or Unreachable."""
         try:
             return result.get(timeout=max(deadline - time.monotonic(), 0.001))
-        except (NoNodeError, NodeExistsError):
+        except (NoNodeError, NodeExistsError, BadVersionError):
             raise
+        except NoAuthError:
+            verb, _, path = what.partition(" /")
+            raise Refused(not_permitted("/" + path, write=verb in _WRITES, auth=self.auth)) from None
+        except AuthFailedError:
+            raise Refused(f"ZooKeeper at {self.connect} refused the credentials given with --zk-auth") from None
         except _UNREACHABLE as exc:
             raise Unreachable(f"ZooKeeper at {self.connect}: {what}: {type(exc).__name__}") from None
         except KazooException as exc:

@@ -20,6 +20,9 @@ Invariants:
 - Every group-scoped operation first asks the `Placement` whether this node serves the group, in
   the same synchronous step (see `classic.coordinator`).
 - Loading a partition loads its consumer groups first, so their offsets find them.
+- Empty groups without committed offsets are deleted when the runtime asks
+  (`delete_empty_groups`, Kafka's periodic cleanup); committed offsets never expire (a deliberate
+  difference: Kafka expires them after `offsets.retention.minutes`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,11 @@ from groupctl.coordinator.records import GroupMetadataRecord, Record
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import Timer
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
+
+
+EMPTY_GROUP_CLEANUP_INTERVAL_MS = 600_000
+"""How often Empty groups without committed offsets are deleted (`delete_empty_groups`): Apache
+Kafka's `offsets.retention.check.interval.ms` default, so such a group lasts at most this long."""
 
 
 class Coordinator:
@@ -245,6 +253,20 @@ class Coordinator:
                     self.classic.drop_offsets(group_id)
                 answers.append(answer)
         return out.reply(token, tuple(answers))
+
+    def delete_empty_groups(self, now_ms: int) -> Result:
+        """Apache Kafka's group metadata cleanup (`GroupCoordinatorShard.cleanupGroupMetadata`,
+        run every EMPTY_GROUP_CLEANUP_INTERVAL_MS by the runtime) without offset expiry: a
+        GroupTombstone for every served group that is Empty and has no committed offsets. So
+        the groups that joins and heartbeats under ids nobody uses again leave behind (a hostile
+        client's, or a test run's) do not stay forever. No replies."""
+        consumer_empty = [g for g, group in self.consumer.groups.items()
+                          if not group.members and not self.classic.has_offsets(g)]
+        candidates = tuple(g for g in (*self.classic.empty_without_offsets(), *consumer_empty)
+                           if not self.placement.error(g))
+        out = self.delete_groups(None, candidates, now_ms)
+        out.replies.clear()
+        return out
 
     def trigger_rebalance(self, token: Hashable, req: Union[str, TriggerRebalance], now_ms: int) -> Result:
         """As `classic.coordinator.GroupCoordinator.trigger_rebalance`; a consumer group's epoch is

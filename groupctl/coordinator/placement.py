@@ -37,12 +37,23 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-@lru_cache(maxsize=1 << 14)
+def _group_partition(group_id: str, partitions: int) -> int:
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+_cached_group_partition = lru_cache(maxsize=1 << 14)(_group_partition)
+CACHED_ID_CHARS = 255
+"""Only ids this short are cached: every group request asks, so the hash is cached, but ids come
+from clients and may be 32767 bytes long; 16,384 of those would hold 512 MiB."""
+
+
 def group_partition(group_id: str, partitions: int = DEFAULT_GROUP_PARTITIONS) -> int:
     """The group partition of `group_id`: Kafka's `Utils.abs(hashCode) % partitions`
     (`Utils.abs` maps Integer.MIN_VALUE to 0, where Java's `Math.abs` would stay negative)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
+    if len(group_id) > CACHED_ID_CHARS:
+        return _group_partition(group_id, partitions)
+    return _cached_group_partition(group_id, partitions)
 
 
 def partition_ranges(partitions: Iterable[int]) -> str:

@@ -29,6 +29,8 @@ COORDINATOR_PARTITIONS = "/coordinators/partitions"
 REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
 """`/coordinators/rebalance-requests/<group>`: created by `groupctl rebalance trigger --zk`,
 deleted by the group's coordinator once it has started the rebalance."""
+USERS = "/config/users"
+"""`/config/users/<user>`: a user's SCRAM credentials, in Kafka's own format and place."""
 LEGACY_CONSUMERS = "/consumers"
 """Kafka 0.8's `/consumers/<group>/{ids,owners,offsets}`, read by the tools only."""
 
@@ -36,10 +38,21 @@ _SPECIAL = {"": "%", ".": "%2E", "..": "%2E%2E"}
 _SPECIAL_BACK = {v: k for k, v in _SPECIAL.items()}
 
 
-@lru_cache(maxsize=1 << 14)
+def _encode_name(name: str) -> str:
+    return _SPECIAL.get(name) or quote(name, safe="")
+
+
+_cached_encode_name = lru_cache(maxsize=1 << 14)(_encode_name)
+CACHED_NAME_CHARS = 255
+"""Only names this short are cached: group ids come from clients and may be 32767 bytes long
+(their encoding up to 9 times that); 16,384 of those would hold gigabytes."""
+
+
 def encode_name(name: str) -> str:
     """A group or topic name as one znode name component."""
-    return _SPECIAL.get(name) or quote(name, safe="")
+    if len(name) > CACHED_NAME_CHARS:
+        return _encode_name(name)
+    return _cached_encode_name(name)
 
 
 def decode_name(component: str) -> str:
@@ -76,6 +89,13 @@ def leader_path(partition: int) -> str:
 
 def rebalance_request_path(group: str) -> str:
     return f"{REBALANCE_REQUESTS}/{encode_name(group)}"
+
+
+def user_path(user: str) -> str:
+    """Where a user's credentials live. The name is encoded as `encode_name` does, except that
+    '~' becomes "%7E": that is Kafka's `Sanitizer.sanitize` (Java's URLEncoder), so Kafka's
+    tools and groupctl name the same znode. `decode_name` reads such a component back."""
+    return f"{USERS}/{encode_name(user).replace('~', '%7E')}"
 
 
 def legacy_group_path(group: str) -> Optional[str]:

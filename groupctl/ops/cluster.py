@@ -96,10 +96,10 @@ class ClusterStatus:
                 "partitions": [p.to_json() for p in self.partitions]}
 
 
-def cluster_status(connect: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ClusterStatus:
+def cluster_status(connect: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> ClusterStatus:
     """Nodes, partition leaders and the load on each (see the module docstring); NotFound when
-    nothing is registered under the chroot."""
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    nothing is registered under the chroot. `auth`: the operator's `--zk-auth` value."""
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         count = group_partitions(session)
         brokers = registered_brokers(session)
         if not brokers and (note := empty_chroot_note(session)):

@@ -33,7 +33,7 @@ from typing import Any, Mapping, Optional, Sequence
 from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.client.kafka import DEFAULT_TIMEOUT, KafkaClient, Node, error_name, retry_pauses
+from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient, Node, error_name, retry_pauses
 from groupctl.layout.consumer_groups import CONSUMER
 from groupctl.layout.groups import CLASSIC, GROUP_TYPES
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
@@ -92,7 +92,7 @@ def normalize_types(types: Sequence[str]) -> tuple[str, ...]:
     return tuple(normalized)
 
 
-def find_coordinator(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> Node:
+def find_coordinator(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> Node:
     """The group's coordinator per FindCoordinator (`to_json`: node_id, host, port)."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
@@ -116,7 +116,7 @@ class GroupListing:
 
 
 def list_groups(
-    bootstrap: str, states: Sequence[str] = (), types: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, states: Sequence[str] = (), types: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[GroupListing, ...]:
     """Every group on every broker (sorted by name), only those in `states` and of `types` if
     given (Unsupported when a broker cannot tell types: ListGroups before v5)."""
@@ -231,7 +231,7 @@ class GroupDescription:
 
 
 def describe_group(
-    bootstrap: str, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
 ) -> GroupDescription:
     """State, protocol, generation, coordinator, members with assignments (a consumer group's
     with epochs and target assignments) and (unless `include_offsets` is False) per-partition
@@ -315,7 +315,7 @@ class GroupDeletion:
 
 
 def delete_groups(
-    bootstrap: str, groups: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, groups: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[GroupDeletion, ...]:
     """Delete each group (with its committed offsets), one result per group in order.
 

@@ -35,7 +35,7 @@ from groupctl.client import kafka_apis as apis
 from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.groups import check_group_id
 from groupctl.client.kafka_apis import TopicPartition
-from groupctl.client.kafka import DEFAULT_TIMEOUT, Call, ConnectionFailed, KafkaClient, Node
+from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, Call, ConnectionFailed, KafkaClient, Node
 
 SCHEMA_VERSION = 1
 PIPELINE_GROUPS = 64
@@ -122,7 +122,7 @@ class LagSampler:
     a request to it). `wall_ms` gives the sample times (epoch ms), injectable for tests.
     """
 
-    def __init__(self, bootstrap: str, cluster: str, groups: Optional[Sequence[str]], *,
+    def __init__(self, bootstrap: BootstrapLike, cluster: str, groups: Optional[Sequence[str]], *,
                  timeout: float = DEFAULT_TIMEOUT, wall_ms: Callable[[], int] = wall_clock_ms) -> None:
         self.bootstrap = bootstrap
         self.cluster = cluster

@@ -38,7 +38,7 @@ from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.ops.groups import check_group_exists, check_group_id
 from groupctl.client.kafka_apis import GroupInfo, TopicPartition
-from groupctl.client.kafka import DEFAULT_TIMEOUT, KafkaClient, Node, error_name
+from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.ops.reset import (
     FromFile,
@@ -111,7 +111,7 @@ def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tu
     return consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group)
 
 
-def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
+def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
     """Committed offset, log end and lag per partition (committed or assigned); NotFound for a
     group that neither exists nor has committed offsets."""
     check_group_id(group)
@@ -123,7 +123,7 @@ def show_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT
         return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
 
 
-def export_offsets(bootstrap: str, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
+def export_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     """The group's committed offsets as CSV `topic,partition,offset` lines (sorted), the format
     `read_plan_file`, `import_offsets` and kafka-consumer-groups.sh `--from-file` read."""
     check_group_id(group)
@@ -162,7 +162,7 @@ def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping
 
 
 def commit_offsets(
-    bootstrap: str, group: str, offsets: Mapping[TopicPartition, int], *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, group: str, offsets: Mapping[TopicPartition, int], *, timeout: float = DEFAULT_TIMEOUT
 ) -> ResetPlan:
     """Commit exactly `offsets` (no clamping) for an inactive group; the executed plan."""
     check_group_id(group)
@@ -189,7 +189,7 @@ def commit_offsets(
 
 
 def reset_offsets(
-    bootstrap: str,
+    bootstrap: BootstrapLike,
     group: str,
     scope: Optional[Scope],
     target: Target,
@@ -242,7 +242,7 @@ def reset_offsets(
 
 
 def import_offsets(
-    bootstrap: str,
+    bootstrap: BootstrapLike,
     group: str,
     offsets: Mapping[TopicPartition, int],
     *,
@@ -279,7 +279,7 @@ def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition,
 
 
 def delete_offsets(
-    bootstrap: str, group: str, scope: Scope, *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, group: str, scope: Scope, *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[OffsetDeletion, ...]:
     """Delete the committed offsets in `scope` (topics need not exist any more: cleaning up
     after a deleted topic is the common case), one result per partition. The coordinator refuses

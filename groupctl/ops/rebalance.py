@@ -29,7 +29,7 @@ import math
 import time
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.errors import BadInput, NotFound, Refused, Timeout, Unreachable, Unsupported
@@ -37,6 +37,9 @@ from groupctl.layout.any_group import AnyGroupDocument
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import CLASSIC, LastRebalance
 from groupctl.ops.documents import StoredDocument, milestones, read_group_document, settled
+
+if TYPE_CHECKING:
+    from groupctl.client.kafka import BootstrapLike
 
 LONG_POLL_MS = 5000
 """The longest one GroupctlDescribeGroup long-poll waits (bounded by the remaining timeout)."""
@@ -217,7 +220,7 @@ def _extension_call(coordinator: Any, key: int, build: Any, *, wait_s: float,
     return coordinator.run(send, deadline=deadline)
 
 
-def coordinator_documents(bootstrap: str, group: str, *,
+def coordinator_documents(bootstrap: BootstrapLike, group: str, *,
                           deadline: Optional[float] = None) -> Iterator[Optional[StoredDocument]]:
     """Like `groupctl.ops.zk.watch_documents`, long-polling GroupctlDescribeGroup: the current
     document first, then each at a new milestone (None when the group is deleted); returns when
@@ -232,7 +235,7 @@ def coordinator_documents(bootstrap: str, group: str, *,
         yield from milestones(polled)
 
 
-def _polled_documents(bootstrap: str, group: str, deadline: Optional[float]) -> Iterator[Optional[StoredDocument]]:
+def _polled_documents(bootstrap: BootstrapLike, group: str, deadline: Optional[float]) -> Iterator[Optional[StoredDocument]]:
     """Every answer of the long-polls `coordinator_documents` makes: the first at once, then each
     waiting for a generation past the last answer's (while a consumer group reconciles, only
     SETTLE_POLL_MS)."""
@@ -275,7 +278,7 @@ def _polled_documents(bootstrap: str, group: str, deadline: Optional[float]) -> 
             settling = document is not None and not settled(document.document)
 
 
-def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Optional[str]:
+def _trigger_over_kafka(bootstrap: BootstrapLike, group: str, reason: Optional[str]) -> Optional[str]:
     """The coordinator's note (e.g. that the group is already rebalancing), if any."""
     from groupctl.client.kafka import KafkaClient, error_name
     from groupctl.protocol.extensions import TRIGGER_REBALANCE_KEY
@@ -294,15 +297,16 @@ def _trigger_over_kafka(bootstrap: str, group: str, reason: Optional[str]) -> Op
     return response.error_message
 
 
-def _check_source(bootstrap: Optional[str], zk: Optional[str]) -> None:
+def _check_source(bootstrap: Optional[BootstrapLike], zk: Optional[str]) -> None:
     if not bootstrap and not zk:
         raise BadInput("give --bootstrap (a groupctl coordinator) or --zk (its ZooKeeper)")
 
 
-def watch(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = None,
-          count: Optional[int] = None, timeout_s: Optional[float] = None) -> Iterator[RebalanceEvent]:
+def watch(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
+          zk_auth: Optional[str] = None, count: Optional[int] = None,
+          timeout_s: Optional[float] = None) -> Iterator[RebalanceEvent]:
     """Each rebalance of `group` completed from now on. Ends after `count` events (None:
-    never); raises Timeout when `timeout_s` runs out first."""
+    never); raises Timeout when `timeout_s` runs out first. `zk_auth`: `--zk-auth`, for `zk`."""
     _check_source(bootstrap, zk)
     if count is not None and count < 1:
         raise BadInput(f"count must be at least 1, not {count}")
@@ -314,7 +318,7 @@ def watch(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = No
     else:
         from groupctl.ops.zk import watch_documents  # kazoo only when ZooKeeper is used
 
-        documents = watch_documents(zk, group, deadline=deadline)
+        documents = watch_documents(zk, group, deadline=deadline, auth=zk_auth)
     seen = 0
     try:
         for event in events(documents):
@@ -328,10 +332,11 @@ def watch(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = No
     raise Timeout(f"timed out after {timeout_s:g}s watching group {group!r} ({wanted} rebalances seen)")
 
 
-def trigger(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = None,
-            reason: Optional[str] = None) -> TriggerResult:
+def trigger(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
+            zk_auth: Optional[str] = None, reason: Optional[str] = None) -> TriggerResult:
     """Make the group's coordinator start the next rebalance. NotFound for an unknown group,
-    Refused for one with nothing to rebalance (no members) or when the coordinator declines."""
+    Refused for one with nothing to rebalance (no members) or when the coordinator declines.
+    `zk_auth`: `--zk-auth`, for `zk` (the request znode then carries its digest ACL)."""
     _check_source(bootstrap, zk)
     now_ms = int(time.time() * 1000)
     if bootstrap:
@@ -339,5 +344,5 @@ def trigger(group: str, *, bootstrap: Optional[str] = None, zk: Optional[str] = 
         return TriggerResult(group, "bootstrap", reason, now_ms, already_pending=False, message=note)
     from groupctl.ops.zk import request_rebalance
 
-    pending = request_rebalance(zk, group, reason=reason, now_ms=now_ms)
+    pending = request_rebalance(zk, group, reason=reason, now_ms=now_ms, auth=zk_auth)
     return TriggerResult(group, "zk", reason, now_ms, already_pending=pending)

@@ -5,6 +5,9 @@ Invariants:
   coordinator watches.
 - One bounded session per call (`groupctl.client.zookeeper.ZkSession`): connecting and every
   request within `timeout_s`, default 6 s; running out of time is `Unreachable`, never a hang.
+- Every call takes `auth`, the operator's `--zk-auth` value (None: no credentials), for
+  ZooKeeper trees whose znodes carry ACLs (docs/security.md); a znode the ACLs keep from these
+  credentials is `Refused` naming it.
 - A chroot where nothing is registered (`empty_chroot_note`) is almost always a mistyped one:
   `coordinator find` (and `coordinator status`, `groupctl.ops.cluster`) fail saying so, and
   "does not exist" / "no znode" errors carry that note on such a chroot only. Watches keep
@@ -137,18 +140,19 @@ class ZkCoordinator:
                 "partition": self.partition, "epoch": self.epoch}
 
 
-def zk_get(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Znode:
+def zk_get(connect: str, path: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Znode:
     path = normalize_path(path)
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         node = session.get(path)
         if node is None:
             raise _no_znode(session, path)
     return node
 
 
-def zk_ls(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeChildren:
+def zk_ls(connect: str, path: str, *, auth: Optional[str] = None,
+          timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeChildren:
     path = normalize_path(path)
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         children = session.children(path)
         if children is None:
             raise _no_znode(session, path)
@@ -156,7 +160,8 @@ def zk_ls(connect: str, path: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Z
 
 
 def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPTH,
-            max_nodes: int = DEFAULT_TREE_NODES, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeTree:
+            max_nodes: int = DEFAULT_TREE_NODES, auth: Optional[str] = None,
+            timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeTree:
     """The znodes below `path` (itself included, depth 0), depth first in name order, at most
     `max_nodes` entries and `max_depth` levels below `path`."""
     path = normalize_path(path)
@@ -164,7 +169,7 @@ def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPT
         raise BadInput(f"a tree needs max depth >= 0 and max nodes >= 1, not {max_depth} and {max_nodes}")
     entries: list[TreeEntry] = []
     truncated = False
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         root = session.get(path)
         if root is None:
             raise _no_znode(session, path)
@@ -188,10 +193,10 @@ def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPT
     return ZnodeTree(path, tuple(entries), truncated, max_depth, max_nodes)
 
 
-def zk_show(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkGroup:
+def zk_show(connect: str, group: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkGroup:
     """The group's stored document and offsets; the legacy 0.8 layout when groupctl's has no
     such group. NotFound when neither has it."""
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         found = _groupctl_group(session, group) or _legacy_group(session, group)
         if found is None:
             raise _group_not_found(session, group)
@@ -305,7 +310,8 @@ def _legacy_partition_values(session: ZkSession, path: str, read: Any) -> dict[s
     return values
 
 
-def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
+def coordinator_from_zk(connect: str, group: str, *, auth: Optional[str] = None,
+                        timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
     """The node that coordinates `group`: the leader of its group partition (partition count from
     `/coordinators/config`, 50 when absent), whose address is its `/brokers/ids` registration.
     One fallback: a partition that has never had a leader (no `/coordinators/partitions/<p>`)
@@ -314,7 +320,7 @@ def coordinator_from_zk(connect: str, group: str, *, timeout_s: float = DEFAULT_
     Unreachable when the partition has no leader (an election in progress, or every node down);
     NotFound when no node is registered at all (saying so, with a hint at the chroot, when
     nothing is under it: `empty_chroot_note`), or the leader's registration is gone."""
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         partition = group_partition(group, group_partitions(session))
         leader_node = session.get(leader_path(partition))
         if leader_node is not None:
@@ -386,13 +392,13 @@ def parse_broker(node_id: int, node: Znode) -> Optional[BrokerRegistration]:
 
 
 def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms: int,
-                      timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
+                      auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
     """Ask the group's coordinator for a rebalance through ZooKeeper; True when a request was
     already pending (its reason and time are then replaced). NotFound for a group without a
     document; Refused for a group without members (there is nothing to rebalance)."""
     request = RebalanceRequest(requested_at_ms=now_ms, reason=reason).encode()
     path = rebalance_request_path(group)
-    with ZkSession(connect, timeout_s=timeout_s) as session:
+    with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         node = session.get(group_path(group))
         if node is None:
             raise _group_not_found(session, group)
@@ -405,19 +411,20 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
         return True
 
 
-def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None,
+def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None, auth: Optional[str] = None,
                     timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[StoredDocument]]:
     """The group's current document (None when it has none), then every document whose
     `milestone` differs from the last one yielded (a new generation; for a consumer group also
     its settling at an epoch), and None when the group is deleted. Returns when
     `time.monotonic()` passes `deadline` (None: never)."""
     path = group_path(group)
-    with ZkSession(connect, timeout_s=timeout_s) as session, closing(session.watch(path, deadline=deadline)) as changes:
+    with (ZkSession(connect, auth=auth, timeout_s=timeout_s) as session,
+          closing(session.watch(path, deadline=deadline)) as changes):
         yield from milestones(read_group_document(group, data) for data in changes)
 
 
 def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,
-             connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[StoredDocument]:
+             auth: Optional[str] = None, connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[StoredDocument]:
     """Each new group document (a generation different from the previous one; for a consumer
     group, a new group epoch and the group settling at it), starting after the current one.
     Ends after `count` documents (None: never); raises Timeout when `timeout_s` runs out first.
@@ -428,7 +435,7 @@ def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s
         raise BadInput(f"timeout must be positive, not {timeout_s:g}s")
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     seen = 0
-    documents = watch_documents(connect, group, deadline=deadline, timeout_s=connect_timeout_s)
+    documents = watch_documents(connect, group, deadline=deadline, auth=auth, timeout_s=connect_timeout_s)
     try:
         next(documents, None)  # the current document: not new
         for document in documents:

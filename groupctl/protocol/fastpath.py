@@ -13,8 +13,9 @@ Contract:
 - For every well-formed frame the decoder returns what kafka-python's
   `Request.decode(frame, version=v, header=True)` does: the header's client id and the body's
   fields under kafka-python's names; a negative (classic) or zero (compact) string length, and a
-  zero compact array length, mean None, even where the schema says non-nullable (the core answers
-  a None group id with INVALID_GROUP_ID); strict UTF-8; trailing bytes ignored.
+  zero compact array length, mean None, even where the schema says non-nullable (`framing` then
+  refuses the request, as it does kafka-python's, by the schema: `validation`); strict UTF-8;
+  trailing bytes ignored.
 - Tagged fields (header v2, Heartbeat v4, OffsetCommit v8+ at every level) are skipped by their
   declared sizes, as a broker skips tags it does not know.
 - Malformed input raises ValueError, IndexError, struct.error or UnicodeDecodeError, which

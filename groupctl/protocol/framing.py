@@ -8,10 +8,20 @@ Invariants:
 - A length prefix is validated before any body byte is read: negative, zero or above the
   configured maximum closes the connection without buffering the body.
 - Decoding never trusts the header's api key or version: the registry decides what is served.
+- A decoded body that breaks its schema (a null in a non-nullable field, an over-long string:
+  `validation`) is a `FrameError` too, as Apache Kafka closes the connection for it: no handler
+  ever sees a None the schema does not allow.
 - Heartbeat and OffsetCommit v8/v9 are decoded and encoded by the hand-written codecs in
   `fastpath` (same results as kafka-python, proven by tests/unit/test_fastpath*.py); every other
   message, and any version `fastpath` does not know, goes through kafka-python's classes.
-- Encoded responses are copies: kafka-python reuses its encode buffer.
+- Encoded responses are copies: kafka-python reuses its encode buffer. That buffer (one per
+  thread) grows to the largest message encoded and, left alone, keeps that size for good (kafka-
+  python says as much): one large response (a Metadata of every topic, a Fetch of max_bytes, a
+  describe of 500 duplicated group ids) would hold its size, rounded up to a power of two, for
+  the node's life. A buffer over MAX_KEPT_ENCODE_BUFFER is dropped after use.
+- An error message the server wrote around a client's name (which may itself be 32767 bytes)
+  is cut to Kafka's string limit when it would not fit (`validation.shorten_error_messages`),
+  rather than failing the response.
 """
 
 from __future__ import annotations
@@ -19,10 +29,13 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
-from groupctl.protocol import fastpath
+from kafka.protocol.schemas.fields.codecs import EncodeBufferPool
+
+from groupctl.protocol import fastpath, validation
 from groupctl.protocol.registry import ApiSpec
 
 LENGTH = struct.Struct(">i")
+MAX_KEPT_ENCODE_BUFFER = 1 << 20
 HEADER_PREFIX = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 
 API_VERSIONS_KEY = 18
@@ -82,6 +95,9 @@ def decode_request(frame: bytes, registry: dict[int, ApiSpec]) -> DecodedRequest
             client_id = body.header.client_id
     except (IndexError, struct.error, ValueError, UnicodeDecodeError, TypeError, OverflowError) as exc:
         raise FrameError(f"undecodable {spec.name} v{version} request: {exc}") from exc
+    problem = validation.checker(spec.request_class, version)(body)
+    if problem:
+        raise FrameError(f"invalid {spec.name} v{version} request: {problem}")
     return DecodedRequest(spec, version, correlation_id, client_id or "", body)
 
 
@@ -91,4 +107,18 @@ def encode_response(response: Any, correlation_id: int) -> bytes:
     if fast is not None:
         return fast
     response.with_header(correlation_id=correlation_id)
-    return bytes(response.encode(header=True, framed=True))
+    try:
+        return _encoded(response)
+    except struct.error:  # a string past the int16 length of classic strings: shorten, once
+        if not validation.shorten_error_messages(response):
+            raise
+        return _encoded(response)
+
+
+def _encoded(message: Any) -> bytes:
+    try:
+        return bytes(message.encode(header=True, framed=True))
+    finally:
+        pooled = getattr(EncodeBufferPool._local, "buf", None)
+        if pooled is not None and len(pooled.buf) > MAX_KEPT_ENCODE_BUFFER:
+            EncodeBufferPool._local.buf = None  # the next encode starts a small one

@@ -15,6 +15,7 @@ import kafka.protocol.admin  # noqa: F401  (defines the admin message classes)
 import kafka.protocol.consumer  # noqa: F401
 import kafka.protocol.metadata  # noqa: F401
 import kafka.protocol.producer  # noqa: F401
+import kafka.protocol.sasl  # noqa: F401  (SaslHandshake, SaslAuthenticate)
 from kafka.protocol.api_message import ApiMessage
 
 import groupctl.protocol.extensions  # noqa: F401  (groupctl's own APIs, keys 32000+)

@@ -13,6 +13,30 @@ from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 
 
 @dataclass(frozen=True)
+class Listener:
+    """One listener: `SASL_SSL://host:port`. The name is its security protocol (Kafka's default
+    listener.security.protocol.map); the advertised address defaults to the bound one."""
+
+    protocol: str  # PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
+    host: str
+    port: int
+    advertised_host: Optional[str] = None
+    advertised_port: Optional[int] = None
+
+    @property
+    def name(self) -> str:
+        return self.protocol
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+
+@dataclass(frozen=True)
 class NodeConfig:
     host: str = defaults.HOST
     port: int = defaults.PORT
@@ -34,6 +58,20 @@ class NodeConfig:
     journal_dir: Optional[Path] = None  # the event journal; default: data_dir/journal (none without a data dir)
     journal_segment_bytes: int = defaults.JOURNAL_SEGMENT_BYTES  # rotate the active segment at this size
     journal_keep_segments: int = defaults.JOURNAL_KEEP_SEGMENTS  # segments kept, the active one included; 0: all
+    # Security (docs/security.md). Listeners beyond the default PLAINTEXT host:port; TLS material.
+    listeners: tuple["Listener", ...] = ()  # empty: one PLAINTEXT listener on host:port
+    ssl_certfile: Optional[Path] = None
+    ssl_keyfile: Optional[Path] = None
+    ssl_cafile: Optional[Path] = None  # CAs that client certificates must chain to
+    ssl_client_auth: str = "none"  # required | requested | none
+    sasl_enabled_mechanisms: tuple[str, ...] = defaults.SASL_ENABLED_MECHANISMS
+    # Authorization: Kafka's ACLs, off unless asked (then the ACL APIs answer SECURITY_DISABLED).
+    authorizer: bool = False
+    super_users: tuple[str, ...] = ()  # principals such as "User:admin", allowed everything
+    allow_everyone_if_no_acl_found: bool = False  # Kafka's allow.everyone.if.no.acl.found
+    # ZooKeeper authentication: "digest:USER:PASSWORD"; every znode created then carries digest ACLs.
+    zk_auth: Optional[str] = field(default=None, repr=False)
+    zk_world_readable: bool = False  # with zk_auth: world may read (never write) groupctl's znodes
 
     def journal_path(self) -> Optional[Path]:
         """Where the event journal is written: `journal_dir`, else `data_dir/journal`, else none."""
@@ -41,8 +79,15 @@ class NodeConfig:
             return self.journal_dir
         return self.data_dir / "journal" if self.data_dir is not None else None
 
-    def advertised(self, bound_port: int) -> tuple[str, int]:
-        host = self.advertised_host or self.host
+    def all_listeners(self) -> tuple[Listener, ...]:
+        """The listeners to open, in order: `listeners`, else PLAINTEXT on host:port."""
+        return self.listeners or (Listener("PLAINTEXT", self.host, self.port, self.advertised_host,
+                                           self.advertised_port),)
+
+    def advertised(self, bound_port: int, listener: Optional[Listener] = None) -> tuple[str, int]:
+        """Where clients are told to reach `listener` (default: the first) bound at `bound_port`."""
+        listener = listener or self.all_listeners()[0]
+        host = listener.advertised_host or listener.host
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
-        return host, self.advertised_port or bound_port
+        return host, listener.advertised_port or bound_port

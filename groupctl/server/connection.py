@@ -17,6 +17,13 @@ Invariants:
 - At most the transport's high-water mark of responses waits in the queue (more is written at
   once), and the task reads no further request while the transport is above that mark, so a
   slow reader holds back only its own connection.
+- On a SASL listener nothing but ApiVersions, SaslHandshake and SaslAuthenticate is handled until
+  the client has authenticated (`groupctl.server.sasl`): anything else closes the connection, as
+  does a failed authentication (after its answer). Until then a frame may hold at most
+  PRE_AUTH_MAX_FRAME_BYTES and at most PRE_AUTH_MAX_REQUESTS requests are read, so an
+  unauthenticated client can neither make the node allocate much nor create any state.
+- Every request is handled as the connection's principal: `User:<name>` once SASL completed, the
+  TLS client certificate's subject on an SSL listener, else `User:ANONYMOUS`.
 """
 
 from __future__ import annotations
@@ -24,17 +31,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import cache
-from typing import Any
+from typing import Any, Optional
 
 from groupctl.protocol import framing
 from groupctl.protocol.registry import REGISTRY
 from groupctl.protocol.schemas import response_class
+from groupctl.server.config import Listener
 from groupctl.server.context import RequestContext
 from groupctl.server.runtime import CoordinatorUnavailable, Node
+from groupctl.server.sasl import IllegalSaslState, SaslAuthenticator
+from groupctl.server.tls import certificate_principal
 
 log = logging.getLogger("groupctl.connection")
 
 UNSUPPORTED_VERSION = 35
+SASL_HANDSHAKE_KEY = 17
+SASL_AUTHENTICATE_KEY = 36
+ANONYMOUS = "User:ANONYMOUS"
+PRE_AUTH_MAX_FRAME_BYTES = 512 * 1024
+"""The largest frame read before authentication (Kafka's sasl.server.max.receive.size)."""
+PRE_AUTH_MAX_REQUESTS = 16
+"""Requests a connection may send before it has authenticated (SCRAM needs five at most)."""
+PRE_AUTH_TIMEOUT_S = 30.0
+"""How long a SASL connection may stay unauthenticated after it was accepted."""
+FAILED_AUTHENTICATION_DELAY_S = 0.1
+"""A failed authentication is answered (and the connection closed) this much later, slowing
+password guessing (Kafka's connection.failed.authentication.delay.ms default)."""
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:
@@ -57,16 +79,24 @@ def _response_class(key: int, version: int) -> type:
 
 
 class Connection:
-    def __init__(self, node: Node, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, node: Node, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 listener: Optional[Listener] = None) -> None:
         self.node = node
         self.reader = reader
         self.writer = writer
+        self.listener = listener or node.config.all_listeners()[0]
         peer = writer.get_extra_info("peername") or ("unknown", 0)
         self.peer = f"{peer[0]}:{peer[1]}"
         self.client_host = f"/{peer[0]}"
+        self.principal = certificate_principal(writer.get_extra_info("ssl_object")) or ANONYMOUS
+        self._sasl = (SaslAuthenticator(node.config.sasl_enabled_mechanisms, node.credentials_of)
+                      if self.listener.sasl else None)
+        self._requests_before_auth = 0
+        self._close_when_answered = False  # a failed authentication: answer, then close
         self.busy = False  # a request is being handled (shutdown waits for it)
         # Cached: asyncio.get_running_loop() makes a getpid() syscall on every call (CPython 3.11).
         self._loop = asyncio.get_running_loop()
+        self._authenticate_by = self._loop.time() + PRE_AUTH_TIMEOUT_S  # SASL listeners only
         self._transport = writer.transport
         self._high_water = self._transport.get_write_buffer_limits()[1]
         self._queued: list[bytes] = []  # responses not yet handed to the transport, in order
@@ -76,7 +106,10 @@ class Connection:
     async def serve(self) -> None:
         try:
             while not self.node.stopping:  # at shutdown, read no further request
-                frame = await self._read_frame()
+                if self._authenticating:
+                    frame = await self._read_before_authentication()
+                else:
+                    frame = await self._read_frame()
                 if frame is None:
                     return
                 self.busy = True
@@ -85,7 +118,11 @@ class Connection:
                 finally:
                     self.busy = False
                 if out:
+                    if self._close_when_answered:  # Kafka's connection.failed.authentication.delay.ms
+                        await asyncio.sleep(FAILED_AUTHENTICATION_DELAY_S)
                     self._queue(out)
+                    if self._close_when_answered:
+                        return
                     if self._queued_bytes > self._high_water:
                         self._flush()
                     # drain() only waits when the transport is over its high-water mark, and
@@ -127,6 +164,14 @@ class Connection:
             self._queued_bytes = 0
             self.writer.write(data)
 
+    async def _read_before_authentication(self) -> bytes | None:
+        """`_read_frame`, bounded by the time left to authenticate (PRE_AUTH_TIMEOUT_S from accept)."""
+        left = self._authenticate_by - self._loop.time()
+        try:
+            return await asyncio.wait_for(self._read_frame(), max(left, 0.0))
+        except TimeoutError:
+            raise framing.FrameError(f"not authenticated within {PRE_AUTH_TIMEOUT_S:g}s") from None
+
     async def _read_frame(self) -> bytes | None:
         try:
             prefix = await self.reader.readexactly(4)
@@ -135,13 +180,24 @@ class Connection:
                 raise framing.FrameError("connection closed inside a length prefix") from exc
             return None
         (length,) = framing.LENGTH.unpack(prefix)
-        framing.check_length(length, self.node.config.max_frame_bytes)
+        if self._authenticating:
+            self._requests_before_auth += 1
+            if self._requests_before_auth > PRE_AUTH_MAX_REQUESTS:
+                raise framing.FrameError(f"{PRE_AUTH_MAX_REQUESTS} requests without authenticating")
+            framing.check_length(length, PRE_AUTH_MAX_FRAME_BYTES)
+        else:
+            framing.check_length(length, self.node.config.max_frame_bytes)
         try:
             return await self.reader.readexactly(length)
         except asyncio.IncompleteReadError as exc:
             raise framing.FrameError(
                 f"connection closed after {len(exc.partial)} of {length} frame bytes"
             ) from exc
+
+    @property
+    def _authenticating(self) -> bool:
+        """A SASL listener's connection that has not authenticated yet."""
+        return self._sasl is not None and not self._sasl.complete
 
     async def _handle(self, frame: bytes) -> bytes | None:
         try:
@@ -150,6 +206,9 @@ class Connection:
             if exc.spec.key == framing.API_VERSIONS_KEY:
                 return _unsupported_api_versions(exc.correlation_id)
             raise
+        if self._authenticating and request.spec.key != framing.API_VERSIONS_KEY:
+            answer = await self._authenticate(request)
+            return framing.encode_response(answer, request.correlation_id)
         ctx = RequestContext(
             node=self.node,
             api_key=request.spec.key,
@@ -158,6 +217,9 @@ class Connection:
             client_id=request.client_id,
             client_host=self.client_host,
             response_class=_response_class(request.spec.key, request.version),
+            principal=self.principal,
+            listener=self.listener.name,
+            authorizer=self.node.authorizer,
         )
         faults = self.node.faults
         faults.notify(ctx.api_key, ctx, request.body)
@@ -173,3 +235,30 @@ class Connection:
         if response is None:
             return None
         return framing.encode_response(response, request.correlation_id)
+
+    async def _authenticate(self, request: framing.DecodedRequest) -> Any:
+        """Answer a SASL step of this unauthenticated connection (FrameError: anything else)."""
+        sasl = self._sasl
+        assert sasl is not None
+        respond = _response_class(request.spec.key, request.version)
+        try:
+            if request.spec.key == SASL_HANDSHAKE_KEY:
+                error = sasl.handshake(request.body.mechanism)
+                if error:
+                    log.info("closing connection from %s: SASL mechanism %r is not enabled", self.peer,
+                             request.body.mechanism)
+                    self._close_when_answered = True
+                return respond(error_code=error, mechanisms=list(sasl.enabled))
+            if request.spec.key == SASL_AUTHENTICATE_KEY:
+                step = await sasl.authenticate(request.body.auth_bytes or b"")
+                if step.error:
+                    log.info("failed authentication with %s (%s)", self.peer, step.message)
+                    self._close_when_answered = True
+                elif sasl.complete:
+                    self.principal = sasl.principal
+                    log.debug("%s authenticated as %s with %s", self.peer, self.principal, sasl.mechanism)
+                return respond(error_code=step.error, error_message=step.message, auth_bytes=step.auth_bytes,
+                               session_lifetime_ms=0)
+        except IllegalSaslState as exc:
+            raise framing.FrameError(f"SASL authentication: {exc}") from None
+        raise framing.FrameError(f"{request.spec.name} before SASL authentication")

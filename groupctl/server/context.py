@@ -7,7 +7,7 @@ core's dataclasses, and one call into a service. They never touch sockets or the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Optional, Protocol
 
 if TYPE_CHECKING:
     from groupctl.coordinator.results import Result
@@ -19,16 +19,17 @@ class NodeServices(Protocol):
     config: Any  # groupctl.server.config.NodeConfig
     topics: Any  # groupctl.server.topics.TopicRegistry
     logs: Any  # groupctl.log.LogManager
+    store: Any  # groupctl.store.base.MetadataStore (users' credentials: Describe/AlterUserScramCredentials)
 
     placement: Any  # groupctl.coordinator.placement.Placement: which groups this node serves now
 
     def now_ms(self) -> int: ...
 
-    def live_brokers(self) -> dict[int, tuple[str, int]]:
-        """Live node id -> its advertised (host, port)."""
+    def live_brokers(self, listener: Optional[str] = None) -> dict[int, tuple[str, int]]:
+        """Live node id -> its advertised (host, port) on `listener` (default: the first)."""
 
-    def coordinator_of(self, group_id: str) -> Any:
-        """(node id, (host, port)) of the live leader of the group's partition, or None."""
+    def coordinator_of(self, group_id: str, listener: Optional[str] = None) -> Any:
+        """(node id, (host, port) on `listener`) of the live leader of the group's partition, or None."""
 
     async def call_groups(self, op: Callable[[Any, Hashable, int], "Result"]) -> Any:
         """Run `op(core, token, now_ms)` on the group coordinator core, persist the records of
@@ -52,6 +53,9 @@ class RequestContext:
     client_id: str
     client_host: str  # "/127.0.0.1" as Kafka reports it
     response_class: type  # kafka-python's response class at this version
+    principal: str = "User:ANONYMOUS"  # who sent it: the SASL user, the TLS client's subject, or anonymous
+    listener: str = "PLAINTEXT"  # the name of the listener the request arrived on
+    authorizer: Any = None  # the node's NodeAuthorizer with --authorizer; None: everything is allowed
 
     def respond(self, **fields: Any) -> Any:
         return self.response_class(**fields)

@@ -7,7 +7,9 @@ import logging
 import sys
 
 from groupctl.log import LogError
+from groupctl.server.server import ListenerFailed
 from groupctl.server.config import NodeConfig
+from groupctl.server.tls import TlsConfigError
 from groupctl.store.base import StoreError
 
 
@@ -28,6 +30,10 @@ def run_node(config: NodeConfig, *, log_level: str = "info") -> None:
         raise NodeFailed(f"metadata store: {exc}") from exc
     except LogError as exc:
         raise NodeFailed(f"partition logs in {config.data_dir}: {exc}") from exc
+    except TlsConfigError as exc:
+        raise NodeFailed(f"TLS: {exc}") from exc
+    except ListenerFailed as exc:
+        raise NodeFailed(str(exc)) from exc
     except OSError as exc:
         if exc.filename:  # the data dir, not the address
             raise NodeFailed(f"cannot use {exc.filename}: {exc.strerror or exc}") from exc

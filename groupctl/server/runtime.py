@@ -11,6 +11,8 @@ Invariants:
   own records are durable (never if the store refused them), just before its replies, and written
   with one `os.write` per loop iteration, the system call being most of their cost at thousands
   of commits/s; a kill -9 loses at most that iteration's events, `close` writes what is queued.
+- Every EMPTY_GROUP_CLEANUP_INTERVAL_MS the Empty groups without committed offsets are deleted
+  (`Coordinator.delete_empty_groups`), so groups created under throwaway ids do not pile up.
 - Only group partitions this node leads are served: one won answers COORDINATOR_LOAD_IN_PROGRESS
   until its groups are loaded into the core; one lost leaves the core at once (NOT_COORDINATOR).
 - Group state the store refused is never served: a failed write's partitions are given up and
@@ -30,14 +32,18 @@ from typing import Any, Callable, Hashable, Iterable, Optional
 
 from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
-from groupctl.coordinator.coordinator import Coordinator
+from groupctl.coordinator.coordinator import EMPTY_GROUP_CLEANUP_INTERVAL_MS, Coordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
 from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
 from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
+from groupctl.layout.codec import LayoutError
+from groupctl.layout.credentials import ScramCredential, decode_credentials
+from groupctl.layout.paths import user_path
 from groupctl.log import LogManager
+from groupctl.server.authorizer import NodeAuthorizer
 from groupctl.server.config import NodeConfig
 from groupctl.server.election import Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
@@ -47,7 +53,7 @@ from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
-from groupctl.store.base import MetadataStore, NodeExists, Op, StoreUnavailable
+from groupctl.store.base import MetadataStore, NodeExists, Op, StoreError, StoreUnavailable
 from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter
 from groupctl.store.registration import register_broker
@@ -56,6 +62,7 @@ log = logging.getLogger("groupctl.node")
 
 
 _UNANSWERED: Any = object()  # marks "no reply to this token in the result"
+_GROUP_CLEANUP = ("node-group-cleanup",)  # the timer key of the periodic Empty-group cleanup
 
 
 class CoordinatorUnavailable(Exception):
@@ -90,7 +97,8 @@ class Node:
         if self.journal is not None:
             log.info("journaling events to %s (next seq %d)", self.journal.directory, self.journal.next_seq)
         self.store: MetadataStore = open_store(zk=config.zk, data_dir=config.data_dir,
-                                               session_timeout_s=config.zk_session_timeout_s)
+                                               session_timeout_s=config.zk_session_timeout_s,
+                                               zk_auth=config.zk_auth, zk_world_readable=config.zk_world_readable)
         self.placement = Placement(config.group_partitions)  # nothing is served before the election
         self.election = Election(
             self.store, config.node_id, partitions=config.group_partitions,
@@ -104,10 +112,13 @@ class Node:
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.documents = GroupDocuments(self.store, self.serves)
         self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
+        self.authorizer: Optional[NodeAuthorizer] = NodeAuthorizer(
+            self.store, config.super_users, config.allow_everyone_if_no_acl_found) if config.authorizer else None
         self.timer = AsyncioTimer(now_ms, self.submit)
         self.core = Coordinator(timer=self.timer, config=config.groups, consumer_config=config.consumer_groups,
                                 node_id=config.node_id, placement=self.placement)
-        self.bound_port: Optional[int] = None
+        self.bound_ports: dict[str, int] = {}  # listener name -> the port it is bound to, once listening
+        self._unreadable_users: set[str] = set()  # users whose credential document did not decode (logged)
         self._waiting: dict[Hashable, asyncio.Future] = {}
         self._tokens = itertools.count()
         self._last_write: Optional[asyncio.Task] = None  # the newest result still being persisted
@@ -121,18 +132,21 @@ class Node:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def load(self) -> None:
-        """Open the store and read the topics back (groups load as their partitions are won)."""
+        """Open the store and read the topics back (groups load as their partitions are won),
+        and the ACLs with --authorizer."""
         await self.store.start()
         await self.writer.start()
         for record in await self.writer.load(topics=True, wanted_group=lambda group: False):
             self.topics.replay(record)
         self._publish_topics()
         log.info("loaded %d topic(s) from the store", len(self.topics.all()))
+        if self.authorizer is not None:
+            await self.authorizer.start()  # every ACL is read before the node listens
 
-    async def join_cluster(self, host: str, port: int) -> None:
+    async def join_cluster(self) -> None:
         """Once listening: register, take part in the election, watch topics, create the
         configured topics and serve stored rebalance requests."""
-        await self.register(host, port)
+        await self.register()
         on_session_lost = getattr(self.store, "on_session_lost", None)
         if on_session_lost is not None:
             self._unsubscribe_session = on_session_lost(self._register_again)
@@ -141,7 +155,13 @@ class Node:
         await self.topic_watch.start()
         await self.topics.ensure(self.config.topics)
         await self.rebalance_requests.start()
+        self.timer.schedule(_GROUP_CLEANUP, EMPTY_GROUP_CLEANUP_INTERVAL_MS, self._clean_up_groups)
         await self._settle_placement(timeout_s=CLAIM_GRACE_MS / 1000 + 3.0)
+
+    def _clean_up_groups(self, now_ms: int) -> Result:
+        """Delete the Empty groups without offsets, and come back in another interval."""
+        self.timer.schedule(_GROUP_CLEANUP, EMPTY_GROUP_CLEANUP_INTERVAL_MS, self._clean_up_groups)
+        return self.core.delete_empty_groups(now_ms)
 
     async def _settle_placement(self, timeout_s: float) -> None:
         """Wait (bounded) until every group partition has a live leader and ours are loaded, so a
@@ -157,18 +177,51 @@ class Node:
         """The registered nodes (this one included: it is live while it answers)."""
         return sorted(set(self.election.brokers) | {self.config.node_id})
 
-    def live_brokers(self) -> dict[int, tuple[str, int]]:
-        """Live node id -> advertised (host, port), per `/brokers/ids` (this node always)."""
-        brokers = {node_id: (registration.host, registration.port)
-                   for node_id, registration in self.election.brokers.items() if registration is not None}
-        brokers[self.config.node_id] = self.advertised()
+    def live_brokers(self, listener: Optional[str] = None) -> dict[int, tuple[str, int]]:
+        """Live node id -> its advertised (host, port) on `listener` (default: the first), per
+        `/brokers/ids` (this node always). A node without that listener is left out, as Kafka
+        leaves it out of Metadata."""
+        listener = listener or self.listener_names()[0]
+        brokers = {}
+        for node_id, registration in self.election.brokers.items():
+            address = registration.address(listener) if registration is not None else None
+            if address is not None:
+                brokers[node_id] = address
+        own = dict((name, (host, port)) for name, host, port in self.endpoints())
+        if listener in own:
+            brokers[self.config.node_id] = own[listener]
         return brokers
 
-    def coordinator_of(self, group_id: str) -> Optional[tuple[int, tuple[str, int]]]:
-        """(node id, (host, port)) of the live node leading the group's partition, if any."""
+    def coordinator_of(self, group_id: str, listener: Optional[str] = None) -> Optional[tuple[int, tuple[str, int]]]:
+        """(node id, (host, port) on `listener`) of the live node leading the group's partition, if any."""
         leader = self.election.leader_of(group_id)
-        address = self.live_brokers().get(leader) if leader is not None else None
+        address = self.live_brokers(listener).get(leader) if leader is not None else None
         return (leader, address) if address is not None else None
+
+    def listener_names(self) -> list[str]:
+        return [listener.name for listener in self.config.all_listeners()]
+
+    def endpoints(self) -> tuple[tuple[str, str, int], ...]:
+        """(listener name, advertised host, port) of each listener, as registered."""
+        return tuple((listener.name, *self.config.advertised(self.bound_ports.get(listener.name, listener.port), listener))
+                     for listener in self.config.all_listeners())
+
+    async def credentials_of(self, user: str) -> dict[str, ScramCredential]:
+        """`user`'s stored SCRAM credentials by mechanism ({} for an unknown user or an unreadable
+        document, which is logged): what SASL authentication checks passwords against."""
+        try:
+            stored = await self.store.get(user_path(user))
+        except StoreError as exc:
+            raise CoordinatorUnavailable(f"cannot read the credentials of {user!r}: {exc}") from exc
+        if stored is None:
+            return {}
+        try:
+            return decode_credentials(user, stored.data)
+        except LayoutError as exc:
+            if user not in self._unreadable_users:  # once: every login attempt would log it again
+                self._unreadable_users.add(user)
+                log.error("cannot authenticate user %r: %s", user, exc)
+            return {}
 
     def serves(self, group_id: str) -> bool:
         """Whether this node coordinates `group_id` now (its partition is loaded here)."""
@@ -178,7 +231,7 @@ class Node:
         """ZooKeeper expired our session, taking `/brokers/ids/<id>` with it: register anew (the
         election has already stepped down from every partition; it claims again once the new
         registration is seen)."""
-        if self.bound_port is None or self.stopping:
+        if not self.bound_ports or self.stopping:
             return
         log.warning("ZooKeeper session expired; registering node %d again", self.config.node_id)
         task = asyncio.get_running_loop().create_task(self._register_when_reconnected())
@@ -188,19 +241,19 @@ class Node:
         backoff = Backoff.store_retries()
         while not self.stopping:
             try:
-                await self.register(*self.advertised())
+                await self.register()
                 return
             except StoreUnavailable:  # kazoo is still establishing the new session
                 await asyncio.sleep(backoff.failed() / 1000)
 
-    async def register(self, host: str, port: int) -> None:
+    async def register(self) -> None:
         """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
         lives until its ZooKeeper session expires; like a Kafka broker, wait that out (bounded by
         twice the session timeout) rather than take over a node another live process may own."""
         deadline = self.clock() + (2 * self.config.zk_session_timeout_s + 2) * 1000
         while True:
             try:
-                await register_broker(self.store, self.config.node_id, host, port, self.now_ms())
+                await register_broker(self.store, self.config.node_id, self.endpoints(), self.now_ms())
                 return
             except NodeExists:
                 if self.clock() >= deadline:
@@ -238,6 +291,8 @@ class Node:
         await self.election.close()  # no more claims or loads: the session ends below
         await self.rebalance_requests.close()
         await self.topic_watch.close()
+        if self.authorizer is not None:
+            await self.authorizer.close()
         await self.quiesce()
         if self._loader is not None:
             self._loader.cancel()
@@ -257,7 +312,9 @@ class Node:
                 log.error("closing the journal in %s failed: %s", journal.directory, exc)
 
     def advertised(self) -> tuple[str, int]:
-        return self.config.advertised(self.bound_port or self.config.port)
+        """The first listener's advertised address (the bootstrap the node prints)."""
+        _, host, port = self.endpoints()[0]
+        return host, port
 
     # -- group partitions --------------------------------------------------------------------
 

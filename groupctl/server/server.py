@@ -14,12 +14,17 @@ import signal
 from typing import Callable, Optional
 
 import groupctl.server.handlers  # noqa: F401  (registers every API handler)
-from groupctl.server.config import NodeConfig
+from groupctl.server.config import Listener, NodeConfig
 from groupctl.server.connection import Connection
 from groupctl.server.election import monotonic_ms
 from groupctl.server.runtime import Node
+from groupctl.server.tls import server_context
 
 log = logging.getLogger("groupctl.server")
+
+
+class ListenerFailed(Exception):
+    """A listener could not be opened; the message names it and why (the port in use, ...)."""
 
 
 class CoordinatorServer:
@@ -28,14 +33,19 @@ class CoordinatorServer:
         self.config = config
         self.node = Node(config, clock=clock)
         self.drain_timeout_s = drain_timeout_s
-        self._server: Optional[asyncio.base_events.Server] = None
+        self._servers: list[asyncio.base_events.Server] = []
         self._connections: dict[asyncio.Task, Connection] = {}
         self._stopped = asyncio.Event()
 
     @property
     def port(self) -> int:
-        assert self.node.bound_port is not None, "server not started"
-        return self.node.bound_port
+        """The first listener's bound port."""
+        return self.port_of(self.config.all_listeners()[0].name)
+
+    def port_of(self, listener: str) -> int:
+        """The port listener `listener` (SSL, SASL_SSL, ...) is bound to."""
+        assert listener in self.node.bound_ports, f"listener {listener} not started"
+        return self.node.bound_ports[listener]
 
     @property
     def bootstrap(self) -> str:
@@ -43,17 +53,30 @@ class CoordinatorServer:
         return f"{host}:{port}"
 
     async def start(self) -> None:
+        listeners = self.config.all_listeners()
+        contexts = {name: server_context(self.config, client_auth=name == "SSL")
+                    for name in ("SSL", "SASL_SSL") if any(listener.name == name for listener in listeners)}
         await self.node.load()
-        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port,
-                                                  reuse_address=True)
-        port = self._server.sockets[0].getsockname()[1]
-        self.node.bound_port = port
-        await self.node.join_cluster(*self.config.advertised(port))
-        log.info("node %d listening on %s:%d (advertised %s)", self.config.node_id,
-                 self.config.host, port, self.bootstrap)
+        for listener in listeners:
+            try:
+                server = await asyncio.start_server(
+                    lambda reader, writer, listener=listener: self._accept(reader, writer, listener),
+                    listener.host, listener.port, reuse_address=True, ssl=contexts.get(listener.name))
+            except OSError as exc:
+                for opened in self._servers:  # the ones opened so far: nothing listens half-started
+                    opened.close()
+                raise ListenerFailed(f"cannot open the {listener.name} listener on {listener.host}:"
+                                     f"{listener.port}: {exc.strerror or exc}") from None
+            self._servers.append(server)
+            self.node.bound_ports[listener.name] = server.sockets[0].getsockname()[1]
+        await self.node.join_cluster()
+        for name, host, port in self.node.endpoints():
+            listener = next(item for item in listeners if item.name == name)
+            log.info("node %d listening for %s on %s:%d (advertised %s:%d)", self.config.node_id, name,
+                     listener.host, self.node.bound_ports[name], host, port)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connection = Connection(self.node, reader, writer)
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Listener) -> None:
+        connection = Connection(self.node, reader, writer, listener)
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = connection
@@ -68,8 +91,8 @@ class CoordinatorServer:
         if self._stopped.is_set():
             return
         self._stopped.set()
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         self.node.stopping = True
         # Idle connections are waiting for a request that will not be read: close them now.
         for task, connection in list(self._connections.items()):

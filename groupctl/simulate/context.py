@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from groupctl.client.kafka import METADATA, ConnectionFailed, KafkaClient
+from groupctl.client.kafka import METADATA, BootstrapLike, ConnectionFailed, KafkaClient
 from groupctl.client.kafka_apis import LATEST, list_offsets, offset_fetch_call, parse_offset_fetch
 from groupctl.errors import OpsError
 from groupctl.simulate.ledger import Ledger, TopicPartition
@@ -36,7 +36,7 @@ CLASSIC = "classic"
 class Settings:
     """What the operator asked for (see `groupctl members simulate --help`)."""
 
-    bootstrap: str
+    bootstrap: BootstrapLike  # servers, and TLS/SASL settings (--command-config)
     group: str
     count: int
     topics: tuple[str, ...] = ()

@@ -25,8 +25,8 @@ import asyncio
 from typing import Any, Callable, Optional
 
 from groupctl.client.aio import DEFAULT_REQUEST_TIMEOUT_S, AsyncConnection
-from groupctl.client.kafka import (CLIENT_ID, FIND_COORDINATOR, ConnectionFailed,
-                                   Node, error_name, message_classes, parse_bootstrap)
+from groupctl.client.kafka import (CLIENT_ID, FIND_COORDINATOR, BootstrapLike, ConnectionFailed,
+                                   Node, as_bootstrap, error_name, message_classes, parse_bootstrap)
 from groupctl.errors import OpsError, Unreachable
 
 FIRST_BACKOFF_S = 0.05
@@ -39,7 +39,7 @@ class BootstrapUnreachable(Unreachable):
 
 
 class CoordinatorLink:
-    def __init__(self, bootstrap: str, group: str, size: int, *, client_id: str = CLIENT_ID,
+    def __init__(self, bootstrap: BootstrapLike, group: str, size: int, *, client_id: str = CLIENT_ID,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S) -> None:
         self.group = group
         self.size = max(1, size)
@@ -48,8 +48,11 @@ class CoordinatorLink:
         self.epoch = 0
         self.coordinator: Optional[Node] = None
         self.last_error = ""
-        self.bootstrap = bootstrap
-        self._addresses = parse_bootstrap(bootstrap)
+        target = as_bootstrap(bootstrap)
+        self.bootstrap = target.servers
+        self._security = target.security
+        self._tls = target.security.ssl_context() if target.security.tls else None
+        self._addresses = parse_bootstrap(target.servers)
         self._bootstrap: Optional[AsyncConnection] = None
         self._pool: list[Optional[AsyncConnection]] = [None] * self.size
         self._opening: dict[int, tuple[int, asyncio.Future]] = {}  # slot -> (link epoch, connection being opened)
@@ -160,8 +163,7 @@ class CoordinatorLink:
         reason = "no address"
         for host, port in self._addresses:
             try:
-                self._bootstrap = await AsyncConnection.open(Node(-1, host, port), client_id=self.client_id,
-                                                             request_timeout=self.request_timeout)
+                self._bootstrap = await self._connect(Node(-1, host, port))
                 return self._bootstrap
             except ConnectionFailed as exc:
                 reason = exc.message
@@ -196,10 +198,13 @@ class CoordinatorLink:
             entry = self._opening[index] = (self.epoch, asyncio.ensure_future(self._open_at(index, self.epoch)))
         return await asyncio.shield(entry[1])
 
+    async def _connect(self, node: Node) -> AsyncConnection:
+        return await AsyncConnection.open(node, client_id=self.client_id, request_timeout=self.request_timeout,
+                                          security=self._security, tls=self._tls)
+
     async def _open_at(self, index: int, epoch: int) -> AsyncConnection:
         try:
-            connection = await AsyncConnection.open(self.coordinator, client_id=self.client_id,
-                                                    request_timeout=self.request_timeout)
+            connection = await self._connect(self.coordinator)
         finally:
             if self._opening.get(index, (None,))[0] == epoch:
                 del self._opening[index]

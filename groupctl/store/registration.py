@@ -12,8 +12,12 @@ from groupctl.layout.paths import broker_path
 from groupctl.store.base import MetadataStore
 
 
-async def register_broker(store: MetadataStore, node_id: int, host: str, port: int, now_ms: int) -> None:
-    """Create this node's ephemeral `/brokers/ids/<id>`. NodeExists when a live session (another
-    process, or this node's previous session not yet expired) still holds it."""
-    registration = BrokerRegistration(node_id=node_id, host=host, port=port, started_at_ms=now_ms)
+async def register_broker(store: MetadataStore, node_id: int, endpoints: tuple[tuple[str, str, int], ...],
+                          now_ms: int) -> None:
+    """Create this node's ephemeral `/brokers/ids/<id>` with the advertised address of each listener
+    (the first one's also as `host`/`port`). NodeExists when a live session (another process, or
+    this node's previous session not yet expired) still holds it."""
+    _, host, port = endpoints[0]
+    registration = BrokerRegistration(node_id=node_id, host=host, port=port, started_at_ms=now_ms,
+                                      endpoints=endpoints)
     await store.create(broker_path(node_id), registration.encode(), ephemeral=True, make_parents=True)

@@ -13,6 +13,13 @@ Invariants:
   RuntimeInconsistency ZooKeeper reports for the other ops is not the cause and is skipped.
 - After a session expiry kazoo reconnects with a new session, but this node's ephemeral nodes
   are gone: `on_session_lost` tells the runtime, which must register again.
+- With credentials (`auth`, docs/security.md) every session authenticates with them, and every
+  znode this store creates (the chroot, parents made on the way, transaction creates) carries
+  `znode_acl`: all rights for that digest identity, nothing for anyone else, or read for anyone
+  (`world_readable`) except below `PRIVATE_PATHS`. Without credentials znodes stay open
+  (OPEN_ACL_UNSAFE), as before. A NoAuth answer is a StoreError naming the path, read or write.
+- kazoo logs each request it sends at DEBUG, the authentication packet with the password too:
+  the loggers handed to kazoo carry `HideCredentials`.
 
 `transaction`, every offset commit's path, builds kazoo's wire request itself (chroot prefixed) and
 queues it with `KazooClient._call`, skipping kazoo's completion thread: one thread hop, not two.
@@ -28,9 +35,11 @@ from typing import Any, Callable, Optional
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    AuthFailedError,
     BadVersionError,
     ConnectionLoss,
     KazooException,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -44,9 +53,11 @@ from kazoo.exceptions import (
 from kazoo.protocol import serialization as wire
 from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
-from kazoo.security import OPEN_ACL_UNSAFE
+from kazoo.security import ACL, ANYONE_ID_UNSAFE, OPEN_ACL_UNSAFE, Permissions, make_digest_acl
 
 from groupctl import defaults
+from groupctl.layout.acls import EXTENDED_ROOT, LITERAL_ROOT
+from groupctl.layout.paths import GROUPS, USERS
 from groupctl.store.base import (
     BadVersion,
     CheckVersion,
@@ -63,12 +74,50 @@ from groupctl.store.base import (
     StoreUnavailable,
     WatchCallback,
 )
+from groupctl.store.zk_auth import ZkAuth, not_permitted
 
 log = logging.getLogger(__name__)
 
 _UNAVAILABLE = (ConnectionLoss, SessionExpiredError, SessionMovedError, OperationTimeoutError,
                 ZookeeperStoppedError)
 _NOT_THE_CAUSE = (RolledBackError, RuntimeInconsistency)
+
+PRIVATE_PATHS = (USERS,)
+"""Never readable by anyone but groupctl's identity, even with `world_readable`: credentials.
+(Kafka's sensitive root paths, the same rule as its zookeeper.set.acl.)"""
+
+
+def owner_acl(auth: ZkAuth) -> ACL:
+    """All rights for `auth`'s digest identity: `digest:USER:base64(sha1(USER:PASSWORD))`."""
+    return make_digest_acl(auth.user, auth.password, all=True)
+
+
+def znode_acl(owner: ACL, path: str, *, world_readable: bool = False) -> list[ACL]:
+    """The ACL of a znode groupctl creates at `path`: `owner` (`owner_acl`); also read for
+    anyone when `world_readable`, unless under `PRIVATE_PATHS`."""
+    acl = [owner]
+    if world_readable and not any(path == p or path.startswith(p + "/") for p in PRIVATE_PATHS):
+        acl.append(ACL(Permissions.READ, ANYONE_ID_UNSAFE))
+    return acl
+
+
+class HideCredentials(logging.Filter):
+    """On a logger kazoo writes to: shows its authentication requests without the credential
+    (kazoo logs every request it sends at DEBUG, `Auth(..., auth='USER:PASSWORD')` included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(arg, wire.Auth) for arg in record.args):
+            record.args = tuple(f"Auth(scheme={arg.scheme!r}, auth=<hidden>)" if isinstance(arg, wire.Auth) else arg
+                                for arg in record.args)
+        return True
+
+
+def kazoo_logger(name: str) -> logging.Logger:
+    """The logger `name` for a KazooClient, with `HideCredentials` on it (once)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, HideCredentials) for f in logger.filters):
+        logger.addFilter(HideCredentials())
+    return logger
 
 
 def split_connect(connect: str) -> tuple[str, str]:
@@ -78,9 +127,15 @@ def split_connect(connect: str) -> tuple[str, str]:
     return hosts, chroot
 
 
-def _translate(exc: BaseException, what: str) -> BaseException:
-    if isinstance(exc, NoNodeError):
-        mapped: BaseException = NoNode(what)
+def _translate(exc: BaseException, what: str, denied: Optional[str] = None) -> BaseException:
+    """kazoo's `exc` for request `what` as the store's exception; `denied` is the message for
+    a NoAuth answer (which path, read or write, with what credentials)."""
+    if isinstance(exc, NoAuthError) and denied is not None:
+        mapped: BaseException = StoreError(denied)
+    elif isinstance(exc, AuthFailedError):
+        mapped = StoreError(f"{what}: ZooKeeper refused the credentials given with --zk-auth (AuthFailed)")
+    elif isinstance(exc, NoNodeError):
+        mapped = NoNode(what)
     elif isinstance(exc, NodeExistsError):
         mapped = NodeExists(what)
     elif isinstance(exc, BadVersionError):
@@ -100,14 +155,17 @@ def _translate(exc: BaseException, what: str) -> BaseException:
 class _LoopResult:
     """The completing half of kazoo's IAsyncResult (`set`, `set_exception`): called on one of
     kazoo's threads, it settles `future` on the event loop, mapping kazoo's exceptions to the
-    store's. Outcomes after the future is done (timed out) are dropped."""
+    store's (`denied`: the message for NoAuth). Outcomes after the future is done (timed out)
+    are dropped."""
 
-    __slots__ = ("_loop", "_future", "_what")
+    __slots__ = ("_loop", "_future", "_what", "_denied")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future, what: str) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future, what: str,
+                 denied: Optional[str] = None) -> None:
         self._loop = loop
         self._future = future
         self._what = what
+        self._denied = denied
 
     def set(self, value: Any = None) -> None:
         self._post(value, None)
@@ -127,20 +185,24 @@ class _LoopResult:
         if exception is None:
             self._future.set_result(value)
         else:
-            self._future.set_exception(_translate(exception, self._what))
+            self._future.set_exception(_translate(exception, self._what, self._denied))
 
 
 class ZooKeeperStore:
     """A MetadataStore on a ZooKeeper ensemble.
 
     `session_timeout_s` is the ZooKeeper session timeout and also how long one operation may
-    wait for an answer; `connect_timeout_s` bounds `start()`.
+    wait for an answer; `connect_timeout_s` bounds `start()`. With `auth`, the session
+    authenticates and the znodes it creates carry `znode_acl` (`world_readable`: anyone may read).
     """
 
-    def __init__(self, connect: str, *, session_timeout_s: float = defaults.ZK_SESSION_TIMEOUT_S,
-                 connect_timeout_s: float = 10.0) -> None:
+    def __init__(self, connect: str, *, auth: Optional[ZkAuth] = None, world_readable: bool = False,
+                 session_timeout_s: float = defaults.ZK_SESSION_TIMEOUT_S, connect_timeout_s: float = 10.0) -> None:
         self.connect = connect
         self._hosts, self._chroot = split_connect(connect)
+        self._auth = auth
+        self._owner = owner_acl(auth) if auth is not None else None
+        self._world_readable = world_readable
         self._session_timeout_s = session_timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._client: Optional[KazooClient] = None
@@ -161,6 +223,8 @@ class ZooKeeperStore:
             hosts=self._hosts,
             timeout=self._session_timeout_s,
             connection_retry=dict(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0),
+            auth_data=[(self._auth.scheme, self._auth.credential)] if self._auth else None,
+            logger=kazoo_logger("kazoo.client"),
         )
         client.add_listener(self._on_kazoo_state)
         self._client = client
@@ -176,11 +240,29 @@ class ZooKeeperStore:
         if self._chroot:
             try:
                 await self._call(f"create chroot {self._chroot}",
-                                 lambda: client.ensure_path_async(self._chroot))
+                                 lambda: client.ensure_path_async(self._chroot, self._acl(self._chroot)),
+                                 denied=self._denied(self._chroot, write=True))
             except BaseException:
                 await self.close()
                 raise
             client.chroot = self._chroot
+        if self._owner is not None:
+            await self._warn_if_open()
+
+    async def _warn_if_open(self) -> None:
+        """With credentials: warn for each of `/groups`, `/config/users` and the ACL roots that is
+        writable by anyone (a tree from before --zk-auth, or credentials or ACLs written by a tool
+        without it). Znodes keep the ACL they were created with; this store changes none."""
+        client = self._client
+        for path in (GROUPS, USERS, LITERAL_ROOT, EXTENDED_ROOT):
+            try:
+                acl, _ = await self._call(f"ACL of {path}", lambda path=path: client.get_acls_async(path))
+            except StoreError:
+                continue  # none yet (a new tree), or not readable with these credentials: later requests say so
+            if any(entry.id == ANYONE_ID_UNSAFE and entry.perms & ~Permissions.READ for entry in acl):
+                log.warning("%s%s and the znodes under it are writable by anyone (created without ZooKeeper "
+                            "authentication): groupctl puts ACLs only on the znodes it creates; close them as "
+                            "docs/security.md says (ZooKeeper authentication and ACLs)", self._chroot, path)
 
     async def close(self) -> None:
         """End the session: this store's ephemeral nodes go away."""
@@ -216,32 +298,37 @@ class ZooKeeperStore:
     async def get(self, path: str) -> Optional[Node]:
         client = self._require()
         try:
-            data, stat = await self._call(f"get {path}", lambda: client.get_async(path))
+            data, stat = await self._call(f"get {path}", lambda: client.get_async(path),
+                                          denied=self._denied(path, write=False))
         except NoNode:
             return None
         return Node(data or b"", stat.version)
 
     async def children(self, path: str) -> list[str]:
         client = self._require()
-        return sorted(await self._call(f"children of {path}", lambda: client.get_children_async(path)))
+        return sorted(await self._call(f"children of {path}", lambda: client.get_children_async(path),
+                                       denied=self._denied(path, write=False)))
 
     async def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False,
                      make_parents: bool = False) -> int:
         client = self._require()
         await self._call(f"create {path}", lambda: client.create_async(
-            path, data, ephemeral=ephemeral, makepath=make_parents))
+            path, data, acl=self._acl(path), ephemeral=ephemeral, makepath=make_parents),
+            denied=self._denied(path, write=True))
         return 0
 
     async def set_if_version(self, path: str, data: bytes, version: int) -> int:
         client = self._require()
         stat = await self._call(f"set {path} at version {version}",
-                                lambda: client.set_async(path, data, version))
+                                lambda: client.set_async(path, data, version),
+                                denied=self._denied(path, write=True))
         return stat.version
 
     async def delete_if_version(self, path: str, version: int = -1) -> None:
         client = self._require()
         await self._call(f"delete {path} at version {version}",
-                         lambda: client.delete_async(path, version))
+                         lambda: client.delete_async(path, version),
+                         denied=self._denied(path, write=True))
 
     async def transaction(self, ops: list[Op]) -> list[int]:
         client = self._require()
@@ -254,7 +341,7 @@ class ZooKeeperStore:
             if kind is SetData:
                 request.append(wire.SetData(root + op.path, op.data, op.version))
             elif kind is Create:
-                request.append(wire.Create(root + op.path, op.data, OPEN_ACL_UNSAFE, 1 if op.ephemeral else 0))
+                request.append(wire.Create(root + op.path, op.data, self._acl(op.path), 1 if op.ephemeral else 0))
             elif kind is Delete:
                 request.append(wire.Delete(root + op.path, op.version))
             elif kind is CheckVersion:
@@ -269,7 +356,8 @@ class ZooKeeperStore:
         for index, exc in failures:
             if not isinstance(exc, _NOT_THE_CAUSE):
                 op = ops[index]
-                raise _translate(exc, f"transaction op {index} ({type(op).__name__} {op.path})")
+                raise _translate(exc, f"transaction op {index} ({type(op).__name__} {op.path})",
+                                 self._denied(op.path, write=type(op) is not CheckVersion))
         if failures:
             raise StoreError(f"transaction rolled back without a cause: {results!r}")
         versions = []
@@ -328,16 +416,26 @@ class ZooKeeperStore:
 
     # -- internals -------------------------------------------------------------------------
 
+    def _acl(self, path: str) -> list[ACL]:
+        """The ACL a znode this store creates at `path` gets."""
+        if self._owner is None:
+            return OPEN_ACL_UNSAFE
+        return znode_acl(self._owner, path, world_readable=self._world_readable)
+
+    def _denied(self, path: str, *, write: bool) -> str:
+        return not_permitted(path, write=write, auth=self._auth)
+
     def _require(self) -> KazooClient:
         if not self._open or self._client is None:
             raise StoreUnavailable(f"the ZooKeeper store for {self.connect} is not open")
         return self._client
 
-    async def _call(self, what: str, start: Callable[[], Any]) -> Any:
-        """Issue one kazoo async request and await its outcome on the event loop."""
+    async def _call(self, what: str, start: Callable[[], Any], *, denied: Optional[str] = None) -> Any:
+        """Issue one kazoo async request and await its outcome on the event loop (`denied`:
+        the message should ZooKeeper answer NoAuth)."""
         loop = self._loop
         future = loop.create_future()
-        result = _LoopResult(loop, future, what)
+        result = _LoopResult(loop, future, what, denied)
 
         def settle(outcome: Any) -> None:  # kazoo's completion thread
             if outcome.successful():
@@ -348,7 +446,7 @@ class ZooKeeperStore:
         try:
             start().rawlink(settle)
         except KazooException as exc:
-            raise _translate(exc, what) from exc
+            raise _translate(exc, what, denied) from exc
         return await self._answer(what, future)
 
     async def _answer(self, what: str, future: asyncio.Future) -> Any:

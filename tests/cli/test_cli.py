@@ -303,7 +303,7 @@ def described(monkeypatch):
     calls = []
 
     def fake(bootstrap, group, *, include_offsets=True):
-        calls.append((bootstrap, group, include_offsets))
+        calls.append((str(bootstrap), group, include_offsets))
         return description(None)
 
     monkeypatch.setattr("groupctl.ops.groups.describe_group", fake)
@@ -513,7 +513,7 @@ def event(generation: int) -> RebalanceEvent:
 
 @pytest.fixture
 def rebalances(monkeypatch):
-    def fake(group, *, bootstrap=None, zk=None, count=None, timeout_s=None):
+    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None):
         yield from (event(g) for g in range(5, 5 + (count or 2)))
 
     monkeypatch.setattr("groupctl.ops.rebalance.watch", fake)

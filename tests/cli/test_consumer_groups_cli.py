@@ -183,7 +183,7 @@ def consumer_event(generation: int, previous: int, state: str) -> RebalanceEvent
 
 
 def test_rebalance_watch_prints_a_consumer_groups_new_epoch_and_its_becoming_stable(monkeypatch):
-    def fake(group, *, bootstrap=None, zk=None, count=None, timeout_s=None):
+    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None):
         yield from (consumer_event(7, 6, "Reconciling"), consumer_event(7, 7, "Stable"))
 
     monkeypatch.setattr("groupctl.ops.rebalance.watch", fake)
@@ -208,7 +208,7 @@ def test_zk_watch_prints_a_consumer_groups_epochs_state_and_assignor(monkeypatch
         topics={"t-id": "events"}, subscribed={"t-id": 1}, members=(member,), ownership={"events": {"0": "a-1"}},
         coordinator=0, updated_at_ms=1)
     monkeypatch.setattr("groupctl.ops.zk.zk_watch",
-                        lambda zk, group, *, count=None, timeout_s=None: iter([StoredDocument(document, document.to_json())]))
+                        lambda zk, group, *, count=None, timeout_s=None, auth=None: iter([StoredDocument(document, document.to_json())]))
 
     result = run(["--zk", "z:1", "zk", "watch", "readers", "--count", "1"])
 

@@ -42,8 +42,8 @@ def run(scenario):
 async def start_node(node_id: int, **overrides) -> Node:
     node = Node(node_config(node_id=node_id, **overrides))
     await node.load()
-    node.bound_port = 10_000 + node_id
-    await node.join_cluster("127.0.0.1", node.bound_port)
+    node.bound_ports["PLAINTEXT"] = 10_000 + node_id
+    await node.join_cluster()
     return node
 
 

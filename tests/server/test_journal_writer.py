@@ -203,7 +203,8 @@ def test_a_commit_is_journaled_once_the_store_accepted_it_and_never_when_the_wri
     async def scenario():
         node = Node(node_config(topics=(("t", 1),), journal_dir=directory))
         await node.load()
-        await node.join_cluster("127.0.0.1", 9999)
+        node.bound_ports["PLAINTEXT"] = 9999
+        await node.join_cluster()
         held = HeldWrites(node)
         accepted = asyncio.ensure_future(node.call_groups(
             lambda core, token, now: core.commit_offsets(token, simple_commit(7), now)))

@@ -45,7 +45,8 @@ async def committed(node: Node, group: str) -> int:
 async def started_node(**overrides) -> Node:
     node = Node(node_config(topics=(("t", 1),), **overrides))
     await node.load()
-    await node.join_cluster("127.0.0.1", 9999)
+    node.bound_ports["PLAINTEXT"] = 9999
+    await node.join_cluster()
     return node
 
 
@@ -112,7 +113,7 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
 
     async def scenario():
         node = await started_node(zk=zk_connect, zk_session_timeout_s=4.0)
-        node.bound_port = 9999
+        node.bound_ports["PLAINTEXT"] = 9999
         old_session, password = node.store._client.client_id
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, expire_session, hosts, old_session, password)

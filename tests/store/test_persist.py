@@ -267,11 +267,12 @@ def test_two_writers_on_one_group_conflict_by_version(concurrent_store_kind, run
 def test_register_broker_creates_an_ephemeral_node_with_the_address(store_kind, run):
     async def scenario():
         async with writer_on(store_kind) as (_, store):
-            await register_broker(store, NODE_ID, "127.0.0.1", 9092, 777)
+            await register_broker(store, NODE_ID, (("PLAINTEXT", "127.0.0.1", 9092),), 777)
             assert await stored_json(store, "/brokers/ids/3") == {
-                "host": "127.0.0.1", "port": 9092, "node_id": NODE_ID, "started_at_ms": 777}
+                "host": "127.0.0.1", "port": 9092, "node_id": NODE_ID, "started_at_ms": 777,
+                "endpoints": ["PLAINTEXT://127.0.0.1:9092"]}
             with pytest.raises(NodeExists):
-                await register_broker(store, NODE_ID, "127.0.0.1", 9093, 778)
+                await register_broker(store, NODE_ID, (("PLAINTEXT", "127.0.0.1", 9093),), 778)
         if store_kind.persistent:
             async with writer_on(store_kind) as (_, store):
                 assert await store.get("/brokers/ids/3") is None

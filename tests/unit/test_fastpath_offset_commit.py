@@ -31,7 +31,7 @@ from groupctl.coordinator.offsets.messages import CommitOffsetsResult, Partition
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord
 from groupctl.coordinator.results import Result
-from groupctl.protocol import fastpath, framing, schemas
+from groupctl.protocol import fastpath, framing, schemas, validation
 from groupctl.protocol.registry import REGISTRY, ApiSpec
 from groupctl.server.context import RequestContext
 from tests.support.corruption import corrupt
@@ -52,6 +52,11 @@ _TOPIC = _REQUEST.OffsetCommitRequestTopic
 _PARTITION = _TOPIC.OffsetCommitRequestPartition
 _RESPONSE_TOPIC = OffsetCommitResponse.OffsetCommitResponseTopic
 _RESPONSE_PARTITION = _RESPONSE_TOPIC.OffsetCommitResponsePartition
+
+
+def breaks_the_schema(request: Any, version: int) -> bool:
+    """A null where OffsetCommit's schema allows none (framing refuses such a request)."""
+    return validation.checker(OffsetCommitRequest, version)(request) is not None
 
 
 async def _unused_handler(ctx, request):  # decoding never reaches a handler
@@ -244,8 +249,12 @@ def test_unknown_tags_sit_where_kafka_python_reads_them_and_are_skipped(version,
 @given(requests())
 def test_framing_serves_offset_commit_v8_v9_through_the_fast_decoder_with_the_same_header(version_frame):
     version, frame = version_frame
-    decoded = framing.decode_request(frame, OFFSET_COMMIT_ONLY)
     reference = OffsetCommitRequest.decode(frame, version=version, header=True)
+    if breaks_the_schema(reference, version):
+        with pytest.raises(framing.FrameError, match="non-nullable"):
+            framing.decode_request(frame, OFFSET_COMMIT_ONLY)
+        return
+    decoded = framing.decode_request(frame, OFFSET_COMMIT_ONLY)
     assert isinstance(decoded.body, fastpath.OffsetCommitRequestBody)
     assert (decoded.version, decoded.correlation_id, decoded.client_id) == (
         version, reference.header.correlation_id, reference.header.client_id or "")
@@ -381,8 +390,12 @@ known_topics = st.builds(
        st.sampled_from([ErrorCode.NONE, ErrorCode.ILLEGAL_GENERATION, ErrorCode.REBALANCE_IN_PROGRESS]))
 def test_the_handler_answers_the_fast_body_exactly_as_kafka_pythons_request(version_frame, core_error):
     version, frame = version_frame
-    fast = framing.decode_request(frame, OFFSET_COMMIT_ONLY).body
     reference = OffsetCommitRequest.decode(frame, version=version, header=True)
+    if breaks_the_schema(reference, version):  # refused before any handler sees it
+        with pytest.raises(framing.FrameError, match="non-nullable"):
+            framing.decode_request(frame, OFFSET_COMMIT_ONLY)
+        return
+    fast = framing.decode_request(frame, OFFSET_COMMIT_ONLY).body
     assert isinstance(fast, fastpath.OffsetCommitRequestBody)
     assert handle(fast, version, lambda *_: core_error) == handle(reference, version, lambda *_: core_error)
 

@@ -242,6 +242,15 @@ class GroupCoordinator:
         rebalance.prepare_rebalance(self._core, group, now_ms, out, RebalanceCause(Reason.MIGRATION, detail=detail))
         return out
 
+    def empty_without_offsets(self) -> list[str]:
+        """The ids of the Empty classic groups that have no committed offsets."""
+        committed = self._core.offsets.committed
+        return [g for g, group in self._core.groups.items()
+                if group.state is GroupState.EMPTY and not committed(g)]
+
+    def has_offsets(self, group_id: str) -> bool:
+        return bool(self._core.offsets.committed(group_id))
+
     def drop_offsets(self, group_id: str) -> None:
         """A group of another type was deleted: its committed offsets go with it."""
         self._core.offsets.drop_group(group_id)

@@ -23,13 +23,26 @@ class InvalidRegex(ValueError):
     pass
 
 
-@lru_cache(maxsize=1024)
+CACHED_PATTERN_CHARS = 1024
+"""Only patterns this short are cached (at most 256 of them): patterns come from clients, and RE2
+holds about 1.1 MiB for a compiled 32,000-character one."""
+
+
 def compiled(pattern: str) -> Any:
+    if len(pattern) > CACHED_PATTERN_CHARS:
+        return _compile(pattern)
+    return _cached_compile(pattern)
+
+
+def _compile(pattern: str) -> Any:
     try:
         return re2.compile(pattern, _QUIET)
     except re2.error as exc:
         problem = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise InvalidRegex(f"SubscribedTopicRegex {pattern!r} is not a valid RE2 regular expression: {problem}") from None
+
+
+_cached_compile = lru_cache(maxsize=256)(_compile)
 
 
 def matching(pattern: str, topics: Iterable[str]) -> frozenset[str]:

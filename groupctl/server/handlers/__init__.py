@@ -2,14 +2,19 @@
 `groupctl.protocol.registry`). The registry is what ApiVersions advertises."""
 
 from groupctl.server.handlers import (  # noqa: F401
+    alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_topics,
+    describe_acls,
     describe_groups,
+    describe_user_scram_credentials,
     fetch,
     find_coordinator,
     groupctl_describe_group,
@@ -25,5 +30,7 @@ from groupctl.server.handlers import (  # noqa: F401
     offset_delete,
     offset_fetch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
 )

@@ -16,10 +16,16 @@ from concurrent requests are applied one after another, each checked against the
 previous one left it. Existing partitions never move; groups subscribed to the topic rebalance
 when the node sees the new partition count (the server's topic watch), not in this handler.
 `timeout_ms` is not used: the answer is sent once the new placement is durable in the store.
+
+Authorization (`--authorizer`), as Kafka: Alter on each topic, else TOPIC_AUTHORIZATION_FAILED
+("The topic authorization is failed."; a duplicated name is INVALID_REQUEST first).
 """
 
 
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.topics import TopicError, each_topic
 
 
@@ -35,6 +41,8 @@ async def handle_create_partitions(ctx, request):
     entry = ctx.response_class.CreatePartitionsTopicResult
 
     async def add(topic):
+        if not allowed(ctx, Operation.ALTER, TOPIC, topic.name):
+            raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
         return await ctx.node.topics.add_partitions(topic.name, topic.count, _assignments(topic),
                                                     validate_only=request.validate_only)
 

@@ -14,12 +14,18 @@ topic id. Topic configs are accepted and not applied: the embedded log has no re
 compaction settings (a deliberate difference; the response reports no configs). The logs of the
 partitions this node leads start opening in the background once the topic is created, as a
 Kafka broker creates them when it becomes their leader (a request that comes first opens its own).
+
+Authorization (`--authorizer`), as Kafka: Create on the Cluster, or else on each topic, else
+TOPIC_AUTHORIZATION_FAILED ("Authorization failed."; a duplicated name is INVALID_REQUEST first).
+The topic config error code Kafka sets without DescribeConfigs is not (no configs are reported).
 """
 
 import uuid
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed, cluster_allowed
 from groupctl.server.topics import TopicError, each_topic
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -45,7 +51,11 @@ def _plan(ctx, topic):
 async def handle_create_topics(ctx, request):
     entry = ctx.response_class.CreatableTopicResult
 
+    may_create_any = cluster_allowed(ctx, Operation.CREATE)
+
     async def create(topic):
+        if not (may_create_any or allowed(ctx, Operation.CREATE, TOPIC, topic.name)):
+            raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
         record = _plan(ctx, topic)
         if request.validate_only:
             return record

@@ -7,12 +7,18 @@ it, as in Kafka. Deletion is immediate (Kafka deletes asynchronously and reports
 "marked for deletion" meanwhile). Of concurrent requests deleting one topic exactly one deletes
 it; the others get UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when they named it by id), as
 they would a moment later.
+
+Authorization (`--authorizer`), as Kafka: Delete on each topic, else TOPIC_AUTHORIZATION_FAILED
+(before the unknown-topic check); a topic named by id also needs Describe, else it answers
+TOPIC_AUTHORIZATION_FAILED without its name.
 """
 
 import uuid
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.topics import TopicError
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -42,6 +48,15 @@ async def handle_delete_topics(ctx, request):
                 results.append(_unknown_id(entry, topic_id))
                 continue
             name = record.name
+            if not allowed(ctx, Operation.DESCRIBE, TOPIC, name):
+                results.append(entry(name=None, topic_id=topic_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                     error_message="Topic authorization failed."))
+                continue
+        if not allowed(ctx, Operation.DELETE, TOPIC, name):
+            results.append(entry(name=name, topic_id=topic_id or ZERO_UUID,
+                                 error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                 error_message="Topic authorization failed."))
+            continue
         try:
             record = await ctx.node.delete_topic(name)
         except TopicError as exc:

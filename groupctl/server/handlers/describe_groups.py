@@ -15,9 +15,12 @@ Groups are answered in request order, one entry each. The core may describe an u
 either as Dead or with GROUP_ID_NOT_FOUND; this handler turns either into what the version
 expects.
 
-Deliberate difference from Apache Kafka: groupctl has no authorizer, so requested
-`authorized_operations` are every operation a group supports (READ, DELETE, DESCRIBE), which
-is what Kafka answers when no authorizer is configured.
+Authorization (`--authorizer`), as Kafka: Describe on each group, else an entry with
+GROUP_AUTHORIZATION_FAILED (listed first, then the groups described, as Kafka orders them).
+Requested `authorized_operations` are the group operations groupctl serves (READ, DELETE,
+DESCRIBE) that the principal is allowed: all three without an authorizer, which is what Kafka
+answers when none is configured. (Kafka also lists DESCRIBE_CONFIGS and ALTER_CONFIGS, which
+groupctl's groups do not have.)
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from kafka.protocol.admin.groups import DescribeGroupsRequest, DescribeGroupsRes
 from groupctl.coordinator.classic.messages import GroupDescription
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed, allowed_names
 
 GROUP_OPERATIONS = frozenset({3, 6, 8})
 """Kafka's AclOperation codes a group supports: READ (3), DELETE (6), DESCRIBE (8)."""
@@ -47,11 +52,17 @@ def _error(ctx: RequestContext, d: GroupDescription) -> tuple[ErrorCode, str | N
     return ErrorCode.NONE, None
 
 
+def _allowed_operations(ctx: RequestContext, group_id: str) -> set[int]:
+    return {op for op in GROUP_OPERATIONS if allowed(ctx, Operation(op), GROUP, group_id)}
+
+
 @api(key=15, versions=(0, 6))
 async def handle_describe_groups(
     ctx: RequestContext, request: DescribeGroupsRequest
 ) -> DescribeGroupsResponse:
-    group_ids = tuple(request.groups)
+    described = allowed_names(ctx, Operation.DESCRIBE, GROUP, request.groups)
+    denied = [g for g in request.groups if g not in described]
+    group_ids = tuple(g for g in request.groups if g in described)
     descriptions: tuple[GroupDescription, ...] = await ctx.node.call_groups(
         lambda core, token, now: core.describe_groups(token, group_ids, now)
     )
@@ -63,7 +74,9 @@ async def handle_describe_groups(
     )
     group_class = DescribeGroupsResponse.DescribedGroup
     member_class = group_class.DescribedGroupMember
-    groups = []
+    groups = [group_class(error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED), error_message=None, group_id=g,
+                          group_state="", protocol_type="", protocol_data="", members=[],
+                          authorized_operations=None) for g in denied]
     for d in descriptions:
         error, message = _error(ctx, d)
         groups.append(
@@ -85,7 +98,7 @@ async def handle_describe_groups(
                     )
                     for m in d.members
                 ],
-                authorized_operations=operations,
+                authorized_operations=None if operations is None else _allowed_operations(ctx, d.group_id),
             )
         )
     return ctx.respond(throttle_time_ms=0, groups=groups)

@@ -19,6 +19,10 @@ Fetch sessions are disabled, as on a broker with no session cache slots: a full 
 or 0) gets a full response with session_id 0, so clients keep sending full requests; an
 incremental one (epoch > 0) answers FETCH_SESSION_ID_NOT_FOUND.
 
+Authorization (`--authorizer`), as Kafka for consumers: Read on each topic, else its partitions
+answer TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no
+topic is UNKNOWN_TOPIC_ID), which, like any error, sends the answer at once.
+
 Deliberate differences from Apache Kafka: current_leader_epoch and last_fetched_epoch are not
 checked (batches carry epoch -1); aborted_transactions is null for read_uncommitted and empty for
 read_committed (no transactions); a partition another node leads answers NOT_LEADER_OR_FOLLOWER
@@ -33,6 +37,8 @@ from typing import Any
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.log import OffsetOutOfRangeError
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 READ_COMMITTED = 1
@@ -69,8 +75,14 @@ def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
 
     for topic in request.topics:
         record, unknown = requested_topic(ctx, by_id, topic.topic, topic.topic_id)
+        readable = (record is None and by_id) or allowed(
+            ctx, Operation.READ, TOPIC, record.name if record is not None else topic.topic)
         partitions = []
         for wanted in topic.partitions:
+            if not readable:
+                out.failed = True
+                partitions.append(answer(wanted.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             error, log = partition_log(ctx, record, wanted.partition, unknown, opening_failed)
             if log is None:
                 if error is None:

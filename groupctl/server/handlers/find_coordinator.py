@@ -9,23 +9,34 @@ Semantics: any node answers with the live leader of the group's partition (see
 client then hears COORDINATOR_LOAD_IN_PROGRESS from it and retries). A partition without a live
 leader (its node died and the election has not finished) is COORDINATOR_NOT_AVAILABLE, which
 clients retry. Transaction coordinators (key_type 1) and share groups (key_type 2) are not
-implemented: COORDINATOR_NOT_AVAILABLE, as a cluster without them answers. An empty group id
-gets INVALID_GROUP_ID, as in Kafka.
+implemented: COORDINATOR_NOT_AVAILABLE, as a cluster without them answers; any other key type
+is INVALID_REQUEST, as in Kafka. An empty group id gets INVALID_GROUP_ID, as in Kafka.
+
+Authorization (`--authorizer`), as Kafka: Describe on the group, else GROUP_AUTHORIZATION_FAILED
+(no coordinator). Transaction keys are not checked (Kafka: Describe on the TransactionalId):
+there is no transaction coordinator to find.
 """
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 GROUP_KEY = 0
+KEY_TYPES = (0, 1, 2)  # group, transaction, share: what Kafka's CoordinatorType knows
 
 
 def _locate(ctx, key, key_type):
     """(error, message, node_id, host, port) for one key."""
+    if key_type not in KEY_TYPES:  # Kafka: InvalidRequestException("Unknown coordinator type")
+        return ErrorCode.INVALID_REQUEST, f"unknown coordinator type {key_type}", -1, "", -1
     if key_type != GROUP_KEY:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "only group coordinators are served", -1, "", -1
     if not key:
         return ErrorCode.INVALID_GROUP_ID, "group id is empty", -1, "", -1
-    coordinator = ctx.node.coordinator_of(key)
+    if not allowed(ctx, Operation.DESCRIBE, GROUP, key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", -1, "", -1
+    coordinator = ctx.node.coordinator_of(key, ctx.listener)
     if coordinator is None:
         return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                 f"group partition {ctx.node.placement.partition_of(key)} has no live leader yet", -1, "", -1)

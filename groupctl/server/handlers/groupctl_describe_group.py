@@ -15,6 +15,9 @@ Answers:
   (only the coordinator's writes wake a long poll); a poll whose group moves away meanwhile
   answers at once with the stored document, and the next one is told NOT_COORDINATOR.
 
+Authorization (`--authorizer`): Describe on the group, as for DescribeGroups, else
+GROUP_AUTHORIZATION_FAILED and a null document.
+
 Long-polling: with `after_generation` >= 0 and `max_wait_ms` > 0 the answer waits until the
 stored generation is greater than `after_generation`, the group is deleted (GROUP_ID_NOT_FOUND),
 or `max_wait_ms` passes (then the current document), capped at MAX_WAIT_MS: a client must allow
@@ -28,7 +31,9 @@ from typing import Any
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 from groupctl.store.base import StoreError
 
 MAX_WAIT_MS = 30_000
@@ -36,6 +41,8 @@ MAX_WAIT_MS = 30_000
 
 @api(key=DESCRIBE_GROUP_KEY, versions=(0, 0))
 async def handle_groupctl_describe_group(ctx: RequestContext, request: Any) -> Any:
+    if not allowed(ctx, Operation.DESCRIBE, GROUP, request.group_id):
+        return ctx.respond(throttle_time_ms=0, error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED), document=None)
     placement_error = ctx.node.placement.error(request.group_id)
     if placement_error:
         return ctx.respond(throttle_time_ms=0, error_code=int(placement_error), document=None)

@@ -13,6 +13,9 @@ Answers:
 - INVALID_REQUEST for an Empty group: no new generation can come, and an error tells the
   operator (and a script waiting for one) so. `rebalance trigger --zk` refuses it too.
 - GROUP_ID_NOT_FOUND for a group the coordinator does not know.
+- GROUP_AUTHORIZATION_FAILED (`--authorizer`) without Read on the group. Read, because a
+  principal with Read can already start a rebalance (JoinGroup, or LeaveGroup naming members, as
+  admin clients remove them); Kafka's Group resource has no Alter to ask for instead.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from groupctl.coordinator.classic.messages import TriggerRebalanceResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.extensions import TRIGGER_REBALANCE_KEY
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 
 def _answer(group: str, result: TriggerRebalanceResult) -> tuple[ErrorCode, str | None]:
@@ -40,6 +45,9 @@ def _answer(group: str, result: TriggerRebalanceResult) -> tuple[ErrorCode, str 
 
 @api(key=TRIGGER_REBALANCE_KEY, versions=(0, 0))
 async def handle_groupctl_trigger_rebalance(ctx: RequestContext, request: Any) -> Any:
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        return ctx.respond(throttle_time_ms=0, error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                           error_message=f"{ctx.principal} is not allowed Read on group {request.group_id!r}")
     result = await ctx.node.trigger_rebalance(request.group_id, request.reason, ctx.client_id or None)
     error, message = _answer(request.group_id, result)
     return ctx.respond(throttle_time_ms=0, error_code=int(error), error_message=message)

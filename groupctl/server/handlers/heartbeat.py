@@ -8,6 +8,8 @@ Version notes:
 The answer's error is the member's signal: REBALANCE_IN_PROGRESS tells it to rejoin,
 ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID that it was fenced.
 
+Authorization (`--authorizer`), as Kafka: Read on the group, else GROUP_AUTHORIZATION_FAILED.
+
 The hot path: on the wire, requests are decoded and responses encoded by the hand-written codec in
 `groupctl.protocol.fastpath`, so `request` is its `HeartbeatRequestBody` (kafka-python's field
 names) rather than kafka-python's `HeartbeatRequest`; this handler reads only the fields.
@@ -21,15 +23,20 @@ from typing import Union
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 
 from groupctl.coordinator.classic.messages import Heartbeat, HeartbeatResult
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.fastpath import HeartbeatRequestBody
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 
 @api(key=12, versions=(0, 4))
 async def handle_heartbeat(
     ctx: RequestContext, request: Union[HeartbeatRequestBody, HeartbeatRequest]
 ) -> HeartbeatResponse:
+    if ctx.authorizer is not None and not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        return _answer(ctx.response_class, int(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     beat = Heartbeat(
         group_id=request.group_id,
         generation_id=request.generation_id,

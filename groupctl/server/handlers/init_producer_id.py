@@ -15,6 +15,11 @@ INVALID_REQUEST, as in Kafka. A transactional id is refused: COORDINATOR_NOT_AVA
 (retriable; what Kafka answers while no transaction coordinator is available, matching this
 node's FindCoordinator for key_type 1), or INVALID_REQUEST when empty, as in Kafka.
 
+Authorization (`--authorizer`), as Kafka 2.8+ (KIP-679): an idempotent producer needs
+IdempotentWrite on the Cluster or Write on some topic (any pattern), else
+CLUSTER_AUTHORIZATION_FAILED. A transactional id is refused as above without being authorized
+(Kafka: Write on the TransactionalId, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+
 Deliberate differences from Apache Kafka: Kafka ignores a non-transactional producer's id/epoch
 and always allocates a new id, where this node bumps the epoch of an id it issued; like Kafka it
 never answers INVALID_PRODUCER_EPOCH or PRODUCER_FENCED to a non-transactional producer.
@@ -27,6 +32,8 @@ from typing import Any
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed_on_any, cluster_allowed
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -42,6 +49,8 @@ async def handle_init_producer_id(ctx: Any, request: Any) -> Any:
     if request.transactional_id is not None:
         return _refuse(ctx, ErrorCode.INVALID_REQUEST if request.transactional_id == ""
                        else ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not (cluster_allowed(ctx, Operation.IDEMPOTENT_WRITE) or allowed_on_any(ctx, Operation.WRITE, TOPIC)):
+        return _refuse(ctx, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     held = (request.producer_id, request.producer_epoch) if ctx.version >= 3 else (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
     if (held[0] == NO_PRODUCER_ID) != (held[1] == NO_PRODUCER_EPOCH):
         return _refuse(ctx, ErrorCode.INVALID_REQUEST)

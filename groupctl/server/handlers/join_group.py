@@ -13,6 +13,8 @@ Version notes:
 
 The request may be parked by the core until the join phase completes; `call_groups` returns
 when the core answers it. Only the leader's response lists the members.
+
+Authorization (`--authorizer`), as Kafka: Read on the group, else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from groupctl.coordinator.classic.messages import JoinGroup, JoinGroupResult
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 
 def _to_core(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroup:
@@ -68,6 +73,8 @@ def _to_wire(ctx: RequestContext, result: JoinGroupResult) -> JoinGroupResponse:
 
 @api(key=11, versions=(0, 9))
 async def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        return _to_wire(ctx, JoinGroupResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     join = _to_core(ctx, request)
     result: JoinGroupResult = await ctx.node.call_groups(
         lambda core, token, now: core.join_group(token, join, now)

@@ -10,6 +10,9 @@ Version notes:
   next to the group-wide one.
 - v4+ is flexible.
 - v5 each member may give a `reason`.
+
+Authorization (`--authorizer`), as Kafka: Read on the group, else GROUP_AUTHORIZATION_FAILED
+(group-wide, no member entries).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from groupctl.coordinator.classic.messages import (
 )
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 
 def _to_core(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroup:
@@ -66,6 +71,8 @@ def _to_wire(ctx: RequestContext, result: LeaveGroupResult) -> LeaveGroupRespons
 
 @api(key=13, versions=(0, 5))
 async def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse:
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        return _to_wire(ctx, LeaveGroupResult(ErrorCode.GROUP_AUTHORIZATION_FAILED))
     leave = _to_core(ctx, request)
     result: LeaveGroupResult = await ctx.node.call_groups(
         lambda core, token, now: core.leave_group(token, leave, now)

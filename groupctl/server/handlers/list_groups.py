@@ -10,6 +10,9 @@ Version notes:
 
 The filters are passed to the core as given; the response's top-level error is always NONE
 (the core lists what it owns, and owns nothing while it loads).
+
+Authorization (`--authorizer`), as Kafka: with Describe on the Cluster every group is listed,
+otherwise only the groups the principal may Describe.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from kafka.protocol.admin.groups import ListGroupsRequest, ListGroupsResponse
 from groupctl.coordinator.classic.messages import ListedGroup
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed_names, cluster_allowed
 
 
 @api(key=16, versions=(0, 5))
@@ -29,6 +34,9 @@ async def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) ->
     listed: tuple[ListedGroup, ...] = await ctx.node.call_groups(
         lambda core, token, now: core.list_groups(token, (states, types), now)
     )
+    if not cluster_allowed(ctx, Operation.DESCRIBE):
+        described = allowed_names(ctx, Operation.DESCRIBE, GROUP, (g.group_id for g in listed))
+        listed = tuple(g for g in listed if g.group_id in described)
     group_class = ListGroupsResponse.ListedGroup
     return ctx.respond(
         throttle_time_ms=0,

@@ -15,6 +15,9 @@ in offset order, whose timestamp is >= it, with its timestamp, or offset -1 and 
 when none is. leader_epoch is always -1. Logs not open yet are opened first (all at once, off the
 event loop).
 
+Authorization (`--authorizer`), as Kafka: Describe on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (offset and timestamp -1).
+
 Deliberate differences from Apache Kafka: current_leader_epoch is not checked (no leader
 epochs); duplicate partitions in one request are answered twice instead of INVALID_REQUEST;
 the special timestamps are honoured at every version, as Kafka's broker does (clients gate
@@ -27,6 +30,8 @@ from typing import Any
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
 
 LATEST_TIMESTAMP = -1
@@ -71,8 +76,13 @@ def _answer(ctx: Any, request: Any, failed: Failures) -> tuple[list[Any], list[t
     to_open = []
     for topic in request.topics:
         record = topic_by_name(ctx, topic.name)
+        described = allowed(ctx, Operation.DESCRIBE, TOPIC, topic.name)
         partitions = []
         for wanted in topic.partitions:
+            if not described:
+                partitions.append(partition_cls(partition_index=wanted.partition_index, timestamp=-1, offset=-1,
+                                                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, leader_epoch=-1))
+                continue
             error, log = partition_log(ctx, record, wanted.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                        failed)
             if error is None:

@@ -3,7 +3,8 @@
 Version notes: v1 makes an empty topic list mean "none" (v0: "all") and adds controller/rack;
 v2 cluster id; v4 allow_auto_topic_creation; v7 leader epochs; v8 authorized operations;
 v10 topic ids (request topics may be named by id from v10; names nullable from v12); v13 adds a
-top-level error code.
+top-level error code. A v10/v11 request naming a topic by id or with a null name is INVALID_REQUEST
+for every topic, as Kafka answers it.
 
 Semantics: brokers are the live nodes (`/brokers/ids`) at their advertised addresses, the
 controller the lowest live node id. A partition is led by its first replica; while that node is
@@ -13,14 +14,23 @@ sending OffsetForLeaderEpoch). A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
 for older versions, as Kafka does), with the node's default partition count. Concurrent
 requests that auto-create one name share one creation: the first writes the topic, the others
-wait for that write and answer with the same topic id. Authorized operations are left at the
-schema default (unknown, -2147483648): there is no authorization.
+wait for that write and answer with the same topic id.
+
+Authorization (`--authorizer`), as Kafka: a request for every topic lists only those the
+principal may Describe; a named topic it may not Describe answers TOPIC_AUTHORIZATION_FAILED
+whether it exists or not (zero topic id), one named by id TOPIC_AUTHORIZATION_FAILED with its id
+and no name; auto-creating a topic needs Create on the Cluster or on the topic, else
+TOPIC_AUTHORIZATION_FAILED. Deliberate differences: topics are answered in request order (Kafka
+lists the refused ones last), and authorized operations are left at the schema default
+(unknown, -2147483648) even when asked for.
 """
 
 import uuid
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed, cluster_allowed
 from groupctl.server.topics import TopicError, topic_name_error
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -59,27 +69,51 @@ def _error_entry(ctx, name, topic_id, code):
     )
 
 
+def _names_required(ctx, request):
+    """INVALID_REQUEST for every topic when v10/v11 names a topic by id or not at all, as Kafka
+    answers ("Topic name can not be null", "Topic IDs are not supported"); None when fine."""
+    if not (10 <= ctx.version < 12 and request.topics
+            and any(t.name is None or t.topic_id not in (None, ZERO_UUID) for t in request.topics)):
+        return None
+    return ctx.respond(throttle_time_ms=0, brokers=[], cluster_id=ctx.node.config.cluster_id, controller_id=-1,
+                       topics=[_error_entry(ctx, t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST)
+                               for t in request.topics], error_code=0)
+
+
 @api(key=3, versions=(0, 13))
 async def handle_metadata(ctx, request):
+    refused = _names_required(ctx, request)
+    if refused is not None:
+        return refused
     node = ctx.node
-    live = node.live_brokers()
+    live = node.live_brokers(ctx.listener)
     requested = _requested(ctx, request)
     allow_create = node.config.auto_create_topics and (ctx.version < 4 or request.allow_auto_topic_creation)
     if requested is None:
-        topics = [_topic_entry(ctx, record, live) for record in node.topics.all()]
+        topics = [_topic_entry(ctx, record, live) for record in node.topics.all()
+                  if allowed(ctx, Operation.DESCRIBE, TOPIC, record.name)]
     else:
         topics = []
         for name, topic_id in requested:
             if name is None and topic_id is not None and topic_id != ZERO_UUID:
                 record = node.topics.by_id(str(topic_id))
+                if record is not None and not allowed(ctx, Operation.DESCRIBE, TOPIC, record.name):
+                    topics.append(_error_entry(ctx, None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                    continue
                 topics.append(_topic_entry(ctx, record, live) if record else
                               _error_entry(ctx, None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+                continue
+            if not allowed(ctx, Operation.DESCRIBE, TOPIC, name):
+                topics.append(_error_entry(ctx, name, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
             record = node.topics.get(name)
             if record is None and topic_name_error(name):
                 topics.append(_error_entry(ctx, name, None, ErrorCode.INVALID_TOPIC_EXCEPTION))
                 continue
             if record is None and allow_create:
+                if not (cluster_allowed(ctx, Operation.CREATE) or allowed(ctx, Operation.CREATE, TOPIC, name)):
+                    topics.append(_error_entry(ctx, name, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                    continue
                 try:
                     record = await node.topics.get_or_create(name, node.config.default_partitions)
                 except TopicError as exc:

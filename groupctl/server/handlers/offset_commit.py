@@ -16,6 +16,11 @@ Checked here first, as Kafka's request handler does: a topic or partition this n
 know is UNKNOWN_TOPIC_OR_PARTITION, metadata over 4096 bytes OFFSET_METADATA_TOO_LARGE. Only the
 other partitions go to the core (not called when none remain); errors merge back in request order.
 
+Authorization (`--authorizer`), as Kafka: Read on the group, else every partition answers
+GROUP_AUTHORIZATION_FAILED; then Read on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v10 topic id that names no topic
+is UNKNOWN_TOPIC_ID, there being no name to authorize).
+
 Deliberate differences from Apache Kafka: the metadata limit counts UTF-8 bytes (Kafka compares
 the UTF-16 length with `offset.metadata.max.bytes`) and is checked before the group, so it is
 reported even when the group would refuse the commit; v2-4 `retention_time_ms` is not honoured
@@ -32,7 +37,9 @@ from groupctl.coordinator.offsets.messages import CommitOffsets, CommitOffsetsRe
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.fastpath import OffsetCommitRequestBody
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed
 
 Request = Union[OffsetCommitRequestBody, OffsetCommitRequest]
 
@@ -67,10 +74,13 @@ def _precheck(
     for topic in request.topics:
         record, unknown_topic = _resolve(ctx, topic)
         name = record.name if record is not None else (topic.name or "")
+        readable = (record is None and ctx.version >= 10) or allowed(ctx, Operation.READ, TOPIC, name)
         errors: list[ErrorCode | None] = []
         for p in topic.partitions:
             metadata = p.committed_metadata or ""
-            if record is None:
+            if not readable:
+                errors.append(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            elif record is None:
                 errors.append(unknown_topic)
             elif p.partition_index not in record.replicas:
                 errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -97,6 +107,9 @@ async def handle_offset_commit(
     ctx: RequestContext, request: Request
 ) -> OffsetCommitResponse:
     checked, valid = _precheck(ctx, request)
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        checked = [(name, [ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(errors)) for name, errors in checked]
+        valid = []
     core_errors: dict[tuple[str, int], ErrorCode] = {}
     if valid:
         commit = CommitOffsets(

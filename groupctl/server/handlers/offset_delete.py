@@ -7,6 +7,10 @@ UNKNOWN_TOPIC_OR_PARTITION here and the rest go to the core (even none, so that 
 errors such as GROUP_ID_NOT_FOUND are still reported). A group-wide error from the core is the
 whole answer (top-level error, no topics); otherwise per-partition errors (for example
 GROUP_SUBSCRIBED_TO_TOPIC) are merged back in request order.
+
+Authorization (`--authorizer`), as Kafka: Delete on the group, else GROUP_AUTHORIZATION_FAILED
+(top-level, no topics); then Read on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check) and are not asked of the core.
 """
 
 from __future__ import annotations
@@ -16,20 +20,25 @@ from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteRespo
 from groupctl.coordinator.offsets.messages import DeleteOffsets, DeleteOffsetsResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed, allowed_names
 
 
 @api(key=47, versions=(0, 0))
 async def handle_offset_delete(
     ctx: RequestContext, request: OffsetDeleteRequest
 ) -> OffsetDeleteResponse:
+    if not allowed(ctx, Operation.DELETE, GROUP, request.group_id):
+        return ctx.respond(error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED), throttle_time_ms=0, topics=[])
+    readable = allowed_names(ctx, Operation.READ, TOPIC, (topic.name for topic in request.topics))
     known = [ctx.node.topics.get(topic.name) is not None for topic in request.topics]
     delete = DeleteOffsets(
         group_id=request.group_id,
         partitions=tuple(
             (topic.name, p.partition_index)
             for topic, is_known in zip(request.topics, known)
-            if is_known
+            if is_known and topic.name in readable
             for p in topic.partitions
         ),
     )
@@ -46,7 +55,9 @@ async def handle_offset_delete(
     for topic, is_known in zip(request.topics, known):
         partitions = []
         for p in topic.partitions:
-            if is_known:
+            if topic.name not in readable:
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif is_known:
                 # A partition the core does not list had nothing to delete: not an error.
                 error = core_errors.get((topic.name, p.partition_index), ErrorCode.NONE)
             else:

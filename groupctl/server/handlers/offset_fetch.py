@@ -22,6 +22,11 @@ Version notes:
 
 Topics given by name are not checked against the topic registry (Kafka does not either): a
 partition with nothing committed answers offset -1.
+
+Authorization (`--authorizer`), as Kafka: Describe on each group, else GROUP_AUTHORIZATION_FAILED
+as that group's error; Describe on each topic, else its requested partitions answer
+TOPIC_AUTHORIZATION_FAILED (offset -1, not asked of the core), and with null topics the topics
+without it are left out.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchRespons
 from groupctl.coordinator.offsets.messages import CommittedOffset, FetchOffsets, FetchOffsetsResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed, allowed_names
 
 TopicAnswer = tuple[str, Optional[uuid.UUID], list[CommittedOffset]]
 """One response topic: name, topic id (v10), and its partitions in answer order."""
@@ -64,19 +71,21 @@ async def _fetch_group(
 ) -> tuple[ErrorCode, list[TopicAnswer]]:
     """Ask the core for one group's offsets and lay them out as the response lists topics."""
     resolved = None if wire_topics is None else _resolve_names(ctx, wire_topics)
+    described = allowed_names(ctx, Operation.DESCRIBE, TOPIC, (name for name, _, known in resolved or () if known))
     partitions = None
     if wire_topics is not None:
         partitions = tuple(
             (name, p)
             for topic, (name, _, known) in zip(wire_topics, resolved)
-            if known
+            if known and name in described
             for p in topic.partition_indexes
         )
     fetch = FetchOffsets(group_id=group_id, partitions=partitions, require_stable=require_stable,
                          member_id=member_id, member_epoch=member_epoch)
-    result: FetchOffsetsResult = await ctx.node.call_groups(
-        lambda core, token, now: core.fetch_offsets(token, fetch, now)
-    )
+    if not allowed(ctx, Operation.DESCRIBE, GROUP, group_id):
+        result = FetchOffsetsResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else:
+        result = await ctx.node.call_groups(lambda core, token, now: core.fetch_offsets(token, fetch, now))
 
     if result.error != ErrorCode.NONE:
         if ctx.version >= 2:
@@ -91,7 +100,8 @@ async def _fetch_group(
             for topic, (name, topic_id, _) in zip(wire_topics, resolved)
         ]
     if wire_topics is None:
-        return result.error, _all_committed(ctx, result.offsets)
+        described = allowed_names(ctx, Operation.DESCRIBE, TOPIC, {o.topic for o in result.offsets})
+        return result.error, _all_committed(ctx, tuple(o for o in result.offsets if o.topic in described))
     committed = {(o.topic, o.partition): o for o in result.offsets}
     answers: list[TopicAnswer] = []
     for topic, (name, topic_id, known) in zip(wire_topics, resolved):
@@ -99,6 +109,8 @@ async def _fetch_group(
         for p in topic.partition_indexes:
             if not known:
                 offsets.append(CommittedOffset(name, p, -1, error=ErrorCode.UNKNOWN_TOPIC_ID))
+            elif name not in described:
+                offsets.append(CommittedOffset(name, p, -1, error=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             else:
                 # A partition the core does not list has nothing committed.
                 offsets.append(committed.get((name, p), CommittedOffset(name, p, -1)))

@@ -17,6 +17,10 @@ and epochs are checked by the log (`groupctl.log.producers`): a retry of one of 
 batches is answered NONE with its original offset, a gap or a new epoch not at sequence 0
 OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH.
 
+Authorization (`--authorizer`), as Kafka: Write on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no topic
+is UNKNOWN_TOPIC_ID).
+
 Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
 partition are accepted (Kafka: exactly one from v3); no transactions (transactional batches are
@@ -38,6 +42,8 @@ from groupctl.log import (
     UnsupportedMagicError,
 )
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 log = logging.getLogger(__name__)
@@ -107,6 +113,10 @@ def _targets(ctx: Any, request: Any, by_id: bool, failed: Failures
     to_open = []
     for topic in request.topic_data:
         record, unknown = requested_topic(ctx, by_id, topic.name, topic.topic_id)
+        if (record is not None or not by_id) and not allowed(
+                ctx, Operation.WRITE, TOPIC, record.name if record is not None else topic.name):
+            targets.append([(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)] * len(topic.partition_data))
+            continue
         found = []
         for data in topic.partition_data:
             error, partition = partition_log(ctx, record, data.index, unknown, failed)

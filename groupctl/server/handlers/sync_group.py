@@ -8,6 +8,8 @@ Version notes:
   request's against the group's (INCONSISTENT_GROUP_PROTOCOL) and echoes the group's back.
 
 Followers' SyncGroups may be parked by the core until the leader's arrives.
+
+Authorization (`--authorizer`), as Kafka: Read on the group, else GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from groupctl.coordinator.classic.messages import SyncGroup, SyncGroupResult
+from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, allowed
 
 
 def _to_core(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroup:
@@ -34,10 +39,11 @@ def _to_core(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroup:
 
 @api(key=14, versions=(0, 5))
 async def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:
-    sync = _to_core(ctx, request)
-    result: SyncGroupResult = await ctx.node.call_groups(
-        lambda core, token, now: core.sync_group(token, sync, now)
-    )
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        result = SyncGroupResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else:
+        sync = _to_core(ctx, request)
+        result = await ctx.node.call_groups(lambda core, token, now: core.sync_group(token, sync, now))
     return ctx.respond(
         throttle_time_ms=0,
         error_code=int(result.error),
