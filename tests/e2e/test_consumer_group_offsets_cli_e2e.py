@@ -63,6 +63,8 @@ def test_offsets_reset_refuses_a_live_consumer_group_and_resets_it_once_its_cons
                                group_protocol="consumer", max_seconds=90)
     try:
         def caught_up() -> bool:
+            if run(node, "group", "list").stdout.find(GROUP) < 0:
+                return False  # the member's first heartbeat has not created the group yet
             current = shown(node)
             return current["state"] == "Stable" and [o["committed_offset"] for o in current["offsets"]] == [
                 PER_PARTITION] * PARTITIONS

@@ -51,7 +51,10 @@ def rows(output: str) -> list[list[str]]:
 
 
 def settled_alone(node) -> dict | None:
-    """`group describe` in JSON once the group is Stable with one member owning every partition."""
+    """`group describe` in JSON once the group is Stable with one member owning every partition
+    (None before, including before the member's first heartbeat has created the group)."""
+    if GROUP not in groupctl(node, "group", "list"):
+        return None
     described = json.loads(groupctl(node, "--output", "json", "group", "describe", GROUP))
     if described["state"] != "Stable" or [m["assignment"] for m in described["members"]] != [
             {TOPIC: list(range(PARTITIONS))}]:
