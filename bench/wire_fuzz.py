@@ -1,7 +1,7 @@
 """Wire fuzzer: mutated frames of every registered API against one node, with a canary client.
 
     python -m bench.wire_fuzz [--frames 1000000] [--limit-s 1800] [--connections 32] [--pipeline 8]
-        [--seed 1] [--sample-s 10] [--keep-log]
+        [--seed 1] [--max-elements 2000] [--sample-s 10] [--keep-log]
 
 Starts one `groupctl coordinator run` node (embedded store, partition logs in a temp --data-dir,
 topics fuzz-t0, fuzz-t1 and fuzz-canary; its log to a file) and sends it --frames mutated
@@ -156,6 +156,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--pipeline", type=int, default=8, help="mutated frames per write")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-elements", type=int, default=2_000, help="values in one field-mutated request")
     parser.add_argument("--sample-s", type=float, default=10.0, help="RSS sampled this often")
     parser.add_argument("--keep-log", action="store_true", help="keep the node's log and data dir")
     args = parser.parse_args()
@@ -169,7 +170,7 @@ def main() -> None:
     try:
         metadata = ask(node.port, MetadataRequest[12](topics=None, allow_auto_topic_creation=False), 12)
         names = Names(topic_ids=[t.topic_id for t in metadata.topics if t.name != CANARY_TOPIC])
-        factory = FrameFactory(random.Random(args.seed), names)
+        factory = FrameFactory(random.Random(args.seed), names, max_elements=args.max_elements)
         canary.start()
         asyncio.run(fuzz_sender.warm_up("127.0.0.1", node.port, factory.seeds_of_every_version()))
         rss_before = rss_mib(pid)

@@ -12,9 +12,13 @@ Invariants:
 - Resource types, operations and permission types are stored in Kafka's spelling ("Topic",
   "IdempotentWrite", "Allow"); this module keeps them as strings (`groupctl.security.acls`
   gives them meaning).
-- A resource name is one path component: encoded as `paths.encode_name` does, except that "*"
-  stays "*" as Kafka writes it. (Kafka writes names raw and refuses one with '/'; topic names,
-  and group names of the usual characters, are stored exactly where Kafka stores them.)
+- A resource name is one path component, written as Kafka writes it (raw) except for what a
+  znode name cannot hold raw or would make ambiguous: '/', '%', control characters, the
+  characters ZooKeeper refuses in a path, and the names "." and "..", which are percent-encoded
+  (Kafka refuses such names). So every name Kafka can store, but one with '%', is at the path
+  Kafka uses, and a document Kafka wrote is read under its name. Components are decoded with
+  `paths.decode_name` (percent-decoding): a name Kafka wrote with '%' and two hex digits in it
+  reads back decoded.
 - A document without ACLs is not kept: the writer deletes it (as Kafka does). Empty data reads
   as no ACLs, as Kafka reads it.
 - Entries are written sorted, so a document's bytes depend only on its set of entries.
@@ -22,11 +26,13 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
+from urllib.parse import quote
 
 from groupctl.layout.codec import LayoutError, encode, read, text, within
-from groupctl.layout.paths import decode_name, encode_name
+from groupctl.layout.paths import decode_name
 
 VERSION = 1
 LITERAL_ROOT = "/kafka-acl"
@@ -34,6 +40,9 @@ EXTENDED_ROOT = "/kafka-acl-extended"
 PATTERN_ROOTS = {"literal": LITERAL_ROOT, "prefixed": f"{EXTENDED_ROOT}/prefixed"}
 """Pattern type -> the root its documents live under."""
 WILDCARD = "*"
+_NOT_RAW = re.compile("[%/\x00-\x1f\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff]")
+"""What a component cannot hold raw: '/', '%' (the escape), and what ZooKeeper refuses in a path."""
+_NOT_RAW_NAMES = {"": "%", ".": "%2E", "..": "%2E%2E"}
 
 
 def resource_type_path(pattern_type: str, resource_type: str) -> str:
@@ -42,7 +51,8 @@ def resource_type_path(pattern_type: str, resource_type: str) -> str:
 
 
 def name_component(name: str) -> str:
-    return WILDCARD if name == WILDCARD else encode_name(name)
+    """`name` as a znode name component (Kafka's spelling where it has one)."""
+    return _NOT_RAW_NAMES.get(name) or _NOT_RAW.sub(lambda found: quote(found.group(), safe=""), name)
 
 
 def acl_path(pattern_type: str, resource_type: str, name: str) -> str:

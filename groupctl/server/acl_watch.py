@@ -12,7 +12,12 @@ Invariants:
   before it). `refresh(path)` returns once a read issued after the call has been reported: a
   node that has just written a document answers only after its own authorizer sees the write.
 - A read the store fails is retried with the store backoff while the watch is open; a document
-  that does not decode is logged and its last good entries stay reported.
+  that does not decode is logged and its last good entries stay reported. A read ZooKeeper
+  refuses (NoAuth: the document was written under credentials whose znode ACL leaves this node
+  out) is an error in the log, once per document until it is read again, and retried: the last
+  entries read stay in force, as Kafka's authorizer keeps its cache when a read fails (so a new
+  Deny this node cannot read is not enforced by it: give the nodes and the tools that write ACLs
+  the same `--zk-auth`, or `--zk-world-readable`).
 - After `close`, `on_change` is never called again.
 
 Deliberate difference from Apache Kafka: its brokers learn of ACL changes from sequential
@@ -30,7 +35,7 @@ from groupctl.coordinator.backoff import Backoff
 from groupctl.security.acls import AccessControlEntry, ResourcePattern
 from groupctl.security.stored_acls import pattern_of, type_paths
 from groupctl.store.acls import read_acls_at
-from groupctl.store.base import MetadataStore, StoreError
+from groupctl.store.base import AccessDenied, MetadataStore, StoreError
 from groupctl.store.scopes import CorruptDocument
 
 log = logging.getLogger("groupctl.acls")
@@ -51,6 +56,7 @@ class AclWatch:
         self._data_watches: dict[str, Callable[[], None]] = {}  # child path -> unsubscribe
         self._dirty: set[str] = set()  # child paths to read again
         self._reading: dict[str, asyncio.Task] = {}  # child path -> its read loop
+        self._denied: set[str] = set()  # child paths whose last read ZooKeeper refused
 
     async def start(self) -> None:
         """Watch from now on (the type paths must exist)."""
@@ -88,6 +94,7 @@ class AclWatch:
             self._schedule(path)  # reads it gone
         for path in present - self._data_watches.keys():
             self._data_watches[path] = self._store.watch(path, lambda node, path=path: self._schedule(path))
+            self._schedule(path)  # the watch reports nothing for a document this node may not read
 
     def _schedule(self, path: str) -> Optional[asyncio.Task]:
         if not self._open:
@@ -108,11 +115,20 @@ class AclWatch:
             except CorruptDocument as exc:
                 log.error("keeping the last ACLs read from %s: %s", path, exc)
                 continue
+            except AccessDenied as exc:
+                if path not in self._denied:
+                    self._denied.add(path)
+                    log.error("cannot read the ACLs at %s, so the last ones read there stay in force "
+                              "(%s); trying again", path, exc)
+                self._dirty.add(path)
+                await asyncio.sleep(backoff.failed() / 1000)
+                continue
             except StoreError as exc:
                 log.warning("reading %s failed (%s); trying again", path, exc)
                 self._dirty.add(path)
                 await asyncio.sleep(backoff.failed() / 1000)
                 continue
+            self._denied.discard(path)
             if self._open:
                 self._report(pattern_of(parent, child), stored.entries)
 

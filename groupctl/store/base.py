@@ -40,6 +40,11 @@ class NotEmpty(StoreError):
     """A delete of a node that still has children."""
 
 
+class AccessDenied(StoreError):
+    """The store refused the request to this identity (ZooKeeper's NoAuth): retrying will not
+    help until someone changes the node's ACL or the credentials given."""
+
+
 class StoreUnavailable(StoreError):
     """The store cannot be reached (connection lost, session expired, closed)."""
 

@@ -17,7 +17,7 @@ Invariants:
   znode this store creates (the chroot, parents made on the way, transaction creates) carries
   `znode_acl`: all rights for that digest identity, nothing for anyone else, or read for anyone
   (`world_readable`) except below `PRIVATE_PATHS`. Without credentials znodes stay open
-  (OPEN_ACL_UNSAFE), as before. A NoAuth answer is a StoreError naming the path, read or write.
+  (OPEN_ACL_UNSAFE), as before. A NoAuth answer is AccessDenied naming the path, read or write.
 - kazoo logs each request it sends at DEBUG, the authentication packet with the password too:
   the loggers handed to kazoo carry `HideCredentials`.
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from typing import Any, Callable, Optional
 
 from kazoo.client import KazooClient
@@ -59,6 +60,7 @@ from groupctl import defaults
 from groupctl.layout.acls import EXTENDED_ROOT, LITERAL_ROOT
 from groupctl.layout.paths import GROUPS, USERS
 from groupctl.store.base import (
+    AccessDenied,
     BadVersion,
     CheckVersion,
     ChildrenCallback,
@@ -81,6 +83,9 @@ log = logging.getLogger(__name__)
 _UNAVAILABLE = (ConnectionLoss, SessionExpiredError, SessionMovedError, OperationTimeoutError,
                 ZookeeperStoppedError)
 _NOT_THE_CAUSE = (RolledBackError, RuntimeInconsistency)
+
+WATCH_RETRY_S = 5.0
+"""How often a watch on a znode ZooKeeper will not let this client read (NoAuth) is tried again."""
 
 PRIVATE_PATHS = (USERS,)
 """Never readable by anyone but groupctl's identity, even with `world_readable`: credentials.
@@ -131,7 +136,7 @@ def _translate(exc: BaseException, what: str, denied: Optional[str] = None) -> B
     """kazoo's `exc` for request `what` as the store's exception; `denied` is the message for
     a NoAuth answer (which path, read or write, with what credentials)."""
     if isinstance(exc, NoAuthError) and denied is not None:
-        mapped: BaseException = StoreError(denied)
+        mapped: BaseException = AccessDenied(denied)
     elif isinstance(exc, AuthFailedError):
         mapped = StoreError(f"{what}: ZooKeeper refused the credentials given with --zk-auth (AuthFailed)")
     elif isinstance(exc, NoNodeError):
@@ -390,15 +395,15 @@ class ZooKeeperStore:
         event loop; returns the unsubscribe function."""
         client = self._require()
         loop = self._loop
-        active = True
+        unsubscribed = threading.Event()
 
         def deliver(value: Any) -> None:
-            if active:
+            if not unsubscribed.is_set():
                 callback(value)
 
         def on_change(*args: Any) -> Optional[bool]:
             # On kazoo's callback thread: hand over to the loop; False ends kazoo's watch.
-            if not active:
+            if unsubscribed.is_set():
                 return False
             try:
                 loop.call_soon_threadsafe(deliver, convert(*args))
@@ -406,13 +411,18 @@ class ZooKeeperStore:
                 return False
             return None
 
-        def unsubscribe() -> None:
-            nonlocal active
-            active = False
+        def establish() -> None:
+            # The recipe reads the node when constructed (so: not on the event loop). A read
+            # ZooKeeper refuses (NoAuth) leaves no watch: try again until its ACL lets us read.
+            while not unsubscribed.is_set():
+                try:
+                    recipe(client, path, on_change)
+                    return
+                except NoAuthError:
+                    unsubscribed.wait(WATCH_RETRY_S)
 
-        # The recipe reads the node synchronously when constructed: not on the event loop.
-        client.handler.spawn(recipe, client, path, on_change)
-        return unsubscribe
+        client.handler.spawn(establish)
+        return unsubscribed.set
 
     # -- internals -------------------------------------------------------------------------
 

@@ -35,9 +35,11 @@ from kazoo.security import ACL, ANYONE_ID_UNSAFE, OPEN_ACL_UNSAFE, Permissions, 
 
 from groupctl.client.zookeeper import ZkSession
 from groupctl.layout.paths import REBALANCE_REQUESTS, USERS, group_path, user_path
+from groupctl.security.acls import Operation, ResourceType
 from groupctl.store.zk_auth import ZkAuth
 from groupctl.store.zookeeper import ZooKeeperStore, split_connect
 from tests.support.coordinator import CoordinatorProcess, InProcessCoordinator, node_config
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.zookeeper
 
@@ -247,3 +249,27 @@ def test_the_password_is_in_no_log_line_of_a_node_at_debug_level(zk_connect, tmp
     log = log_path.read_text()
     assert "Auth(scheme='digest', auth=<hidden>)" in log  # kazoo's debug line for it, without the secret
     assert PASSWORD not in log
+
+
+def test_an_acl_document_the_node_may_not_read_is_an_error_in_its_log_until_it_may(
+        zookeeper, zk_connect, chroot, tmp_path, caplog):
+    # A node without credentials on an open tree, and a tool that wrote an ACL document with them.
+    node = InProcessCoordinator(node_config(zk=zk_connect, data_dir=tmp_path / "data", authorizer=True)).start()
+    try:
+        document = json.dumps({"version": 1, "acls": [{"principal": "User:alice", "permissionType": "Allow",
+                                                       "operation": "Read", "host": "*"}]}).encode()
+        with kazoo(zookeeper, chroot, auth=f"{USER}:{PASSWORD}") as tool:
+            with caplog.at_level(logging.ERROR, logger="groupctl.acls"):
+                tool.create("/kafka-acl/Topic/orders", document, acl=[OWNER])
+                wait_until(lambda: "cannot read the ACLs at /kafka-acl/Topic/orders" in caplog.text, timeout=20)
+                assert not node.node.authorizer.rules.authorize("User:alice", "1.2.3.4", Operation.READ,
+                                                                ResourceType.TOPIC, "orders")
+                tool.set_acls("/kafka-acl/Topic/orders", [OWNER, WORLD_READ])
+                wait_until(lambda: node.node.authorizer.rules.authorize(
+                    "User:alice", "1.2.3.4", Operation.READ, ResourceType.TOPIC, "orders"), timeout=20)
+            assert caplog.text.count("cannot read the ACLs at") == 1  # once, though it kept trying
+            tool.set("/kafka-acl/Topic/orders", json.dumps({"version": 1, "acls": []}).encode())
+            wait_until(lambda: not node.node.authorizer.rules.authorize(  # and the document is watched
+                "User:alice", "1.2.3.4", Operation.READ, ResourceType.TOPIC, "orders"), timeout=20)
+    finally:
+        node.stop()

@@ -129,3 +129,9 @@ def test_metadata_v10_naming_a_topic_by_id_or_not_at_all_is_invalid_request_as_i
                                                  include_cluster_authorized_operations=False,
                                                  include_topic_authorized_operations=False), 10)
     assert [t.error_code for t in response.topics] == [42]
+
+
+def test_a_group_named_many_times_in_one_describe_is_described_once(node):
+    response = exchange(node, DescribeGroupsRequest[5](groups=["fuzz-g0"] * 500 + ["fuzz-g1"],
+                                                       include_authorized_operations=False), 5)
+    assert [g.group_id for g in response.groups] == ["fuzz-g0", "fuzz-g1"]

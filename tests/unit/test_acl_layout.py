@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groupctl.layout.acls import AclDocument, StoredAcl, acl_path, name_of
 from groupctl.layout.codec import LayoutError
@@ -21,11 +23,20 @@ def test_literal_and_prefixed_patterns_live_where_kafka_keeps_them():
             == "/kafka-acl-extended/prefixed/Group/app-")
 
 
-def test_the_wildcard_name_stays_a_star_and_other_names_are_percent_encoded():
+def test_names_are_written_raw_as_kafka_writes_them_but_what_a_znode_name_cannot_hold():
     assert acl_path("literal", "Topic", "*") == "/kafka-acl/Topic/*"
+    assert acl_path("literal", "Group", "app:eu 1@x,é") == "/kafka-acl/Group/app:eu 1@x,é"
     assert acl_path("literal", "Group", "team/app") == "/kafka-acl/Group/team%2Fapp"
-    assert name_of("team%2Fapp") == "team/app"
-    assert name_of("*") == "*"
+    assert acl_path("literal", "Group", "50%") == "/kafka-acl/Group/50%25"
+    assert acl_path("literal", "Group", "tab\there") == "/kafka-acl/Group/tab%09here"
+    assert [acl_path("literal", "Group", n) for n in (".", "..")] == ["/kafka-acl/Group/%2E", "/kafka-acl/Group/%2E%2E"]
+
+
+@given(st.text(max_size=40))
+def test_every_name_is_one_component_that_reads_back_as_itself(name):
+    component = acl_path("literal", "Group", name).removeprefix("/kafka-acl/Group/")
+    assert "/" not in component and component not in ("", ".", "..")
+    assert name_of(component) == name
 
 
 def test_a_document_is_written_as_kafka_writes_it():

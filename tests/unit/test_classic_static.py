@@ -1,5 +1,6 @@
 """Static membership (group.instance.id): id takeover, fencing, no rebalance on restart."""
 
+from groupctl.coordinator.classic.context import join_key
 from groupctl.coordinator.classic.messages import LeavingMember, LeftMember
 
 from groupctl.coordinator.offsets.messages import PartitionOffset
@@ -140,3 +141,17 @@ def test_join_with_a_known_instance_but_someone_elses_member_id_is_fenced():
     h = Harness()
     a, b = static_group(h)
     assert h.reply(h.join(member_id=a.member_id, client_id="c1", instance="i-1")).error is ErrorCode.FENCED_INSTANCE_ID
+
+
+def test_static_members_none_of_which_rejoins_are_waited_for_at_least_a_session_whatever_their_rebalance_timeout():
+    # A rebalance timeout of 0 or less (Kafka does not refuse one) must not make the join phase,
+    # waiting for static members that do not rejoin, fire again at once, forever.
+    h = Harness()
+    static_group(h, session_ms=60_000, rebalance_ms=20_000)
+    for i in range(2):  # each restarts with a new id and a rebalance timeout of -1: still Stable
+        h.join(client_id=f"c{i}", instance=f"i-{i}", session_ms=60_000, rebalance_ms=-1)
+    assert h.state() == "Stable"
+    h.call("trigger_rebalance", "g")
+    h.advance(0)  # the join deadline passes at once: nobody rejoined, the static members stay
+    assert h.state() == "PreparingRebalance"
+    assert h.timer.pending()[join_key("g")] == h.now + h.core._core.config.min_session_timeout_ms

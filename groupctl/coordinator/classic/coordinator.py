@@ -242,11 +242,12 @@ class GroupCoordinator:
         rebalance.prepare_rebalance(self._core, group, now_ms, out, RebalanceCause(Reason.MIGRATION, detail=detail))
         return out
 
-    def empty_without_offsets(self) -> list[str]:
-        """The ids of the Empty classic groups that have no committed offsets."""
+    def empty_without_offsets(self) -> dict[str, int]:
+        """The Empty classic groups that have no committed offsets, nor a member told to rejoin
+        with the id it was given (MEMBER_ID_REQUIRED): group id -> generation."""
         committed = self._core.offsets.committed
-        return [g for g, group in self._core.groups.items()
-                if group.state is GroupState.EMPTY and not committed(g)]
+        return {g: group.generation for g, group in self._core.groups.items()
+                if group.state is GroupState.EMPTY and not group.pending_join and not committed(g)}
 
     def has_offsets(self, group_id: str) -> bool:
         return bool(self._core.offsets.committed(group_id))

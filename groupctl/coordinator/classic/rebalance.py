@@ -183,9 +183,9 @@ def maybe_complete_join_phase(core: Core, group: ClassicGroup, now_ms: int, out:
         complete_join(core, group, now_ms, out)
 
 
-def _schedule_join_deadline(core: Core, group: ClassicGroup) -> None:
+def _schedule_join_deadline(core: Core, group: ClassicGroup, at_least_ms: int = 0) -> None:
     group_id = group.group_id
-    core.timer.schedule(join_key(group_id), group.rebalance_timeout_ms(),
+    core.timer.schedule(join_key(group_id), max(group.rebalance_timeout_ms(), at_least_ms),
                         lambda at: _join_deadline(core, group_id, at))
 
 
@@ -225,8 +225,10 @@ def complete_join(core: Core, group: ClassicGroup, now_ms: int, out: Result) -> 
         if member.group_instance_id is None:
             expire_member(core, group, member, now_ms, out, EXPIRED_JOIN)
     if group.members and not group.maybe_elect_new_joined_leader():
-        # Only static members that did not rejoin are left: wait for them (or their sessions).
-        _schedule_join_deadline(core, group)
+        # Only static members that did not rejoin are left: wait for them (or their sessions),
+        # at least the shortest session allowed: a rebalance timeout of 0 or less, which Kafka
+        # does not refuse either, would otherwise end this wait at once, again and again.
+        _schedule_join_deadline(core, group, at_least_ms=core.config.min_session_timeout_ms)
         return
     group.generation += 1
     group.pending_sync.clear()

@@ -9,6 +9,8 @@ difference: Kafka computes them when asked).
 
 Authorization (`--authorizer`), as Kafka: Describe on each group, else an entry with
 GROUP_AUTHORIZATION_FAILED (listed first, then the groups described, as Kafka orders them).
+
+A group id named more than once is described once (a deliberate difference: `validation.distinct`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from groupctl.coordinator.consumer.messages import DescribedConsumerGroup, Descr
 from groupctl.protocol.consumer_group import DESCRIBE_KEY
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.protocol.validation import distinct
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
 from groupctl.server.handlers.acl_checks import GROUP, allowed_names
@@ -30,6 +33,7 @@ NOT_REQUESTED = -2**31
 
 @api(key=DESCRIBE_KEY, versions=(0, 1))
 async def handle_consumer_group_describe(ctx: RequestContext, request: Any) -> Any:
+    request.group_ids = distinct(request.group_ids)
     describable = allowed_names(ctx, Operation.DESCRIBE, GROUP, request.group_ids)
     group_ids = tuple(g for g in request.group_ids if g in describable)
     described: tuple[DescribedConsumerGroup, ...] = await ctx.node.call_groups(

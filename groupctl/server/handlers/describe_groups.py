@@ -21,6 +21,8 @@ Requested `authorized_operations` are the group operations groupctl serves (READ
 DESCRIBE) that the principal is allowed: all three without an authorizer, which is what Kafka
 answers when none is configured. (Kafka also lists DESCRIBE_CONFIGS and ALTER_CONFIGS, which
 groupctl's groups do not have.)
+
+A group id named more than once is described once (a deliberate difference: `validation.distinct`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kafka.protocol.admin.groups import DescribeGroupsRequest, DescribeGroupsRes
 from groupctl.coordinator.classic.messages import GroupDescription
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.protocol.validation import distinct
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
 from groupctl.server.handlers.acl_checks import GROUP, allowed, allowed_names
@@ -60,6 +63,7 @@ def _allowed_operations(ctx: RequestContext, group_id: str) -> set[int]:
 async def handle_describe_groups(
     ctx: RequestContext, request: DescribeGroupsRequest
 ) -> DescribeGroupsResponse:
+    request.groups = distinct(request.groups)
     described = allowed_names(ctx, Operation.DESCRIBE, GROUP, request.groups)
     denied = [g for g in request.groups if g not in described]
     group_ids = tuple(g for g in request.groups if g in described)

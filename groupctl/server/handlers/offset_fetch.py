@@ -27,6 +27,9 @@ Authorization (`--authorizer`), as Kafka: Describe on each group, else GROUP_AUT
 as that group's error; Describe on each topic, else its requested partitions answer
 TOPIC_AUTHORIZATION_FAILED (offset -1, not asked of the core), and with null topics the topics
 without it are left out.
+
+From v8 a group named more than once is answered once, for its first entry (a deliberate
+difference: `validation.distinct`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchRespons
 from groupctl.coordinator.offsets.messages import CommittedOffset, FetchOffsets, FetchOffsetsResult
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
+from groupctl.protocol.validation import distinct
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
 from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed, allowed_names
@@ -186,6 +190,8 @@ def _group_entry(group_id: str, error: ErrorCode, answers: list[TopicAnswer]) ->
 async def handle_offset_fetch(
     ctx: RequestContext, request: OffsetFetchRequest
 ) -> OffsetFetchResponse:
+    if ctx.version >= 8:
+        request.groups = distinct(request.groups, key=lambda group: group.group_id)
     require_stable = bool(request.require_stable) if ctx.version >= 7 else False
     if ctx.version < 8:
         error, answers = await _fetch_group(ctx, request.group_id, request.topics, require_stable)
