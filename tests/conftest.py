@@ -10,6 +10,21 @@ import pytest
 from tests.support import zookeeper as zk_support
 
 
+# -- Contexts --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_personal_contexts(tmp_path_factory):
+    """No test reads the contexts of whoever runs the tests (`groupctl config`, under
+    $XDG_CONFIG_HOME or ~/.config): a current context there would give commands a bootstrap
+    or ZooKeeper the tests did not choose. Subprocesses inherit the empty directory."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    patch.delenv("GROUPCTL_CONTEXT", raising=False)
+    yield
+    patch.undo()
+
+
 # -- ZooKeeper -------------------------------------------------------------------------------
 # A real standalone ZooKeeper (Debian's package) for the whole session; each test gets its own
 # chroot. Missing ZooKeeper is a skip on a workstation and a failure in CI (CI=true).

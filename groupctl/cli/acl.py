@@ -151,7 +151,8 @@ def remove(
 
 def _run(current: CliEnv, operation, options):
     current.need_source()
-    return operation(options, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth)
+    return operation(options, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth,
+                     timeout_s=current.timeout_s)
 
 
 def _confirm(options) -> None:

@@ -12,7 +12,8 @@ running; otherwise it starts one on --master and stops it when done. The Spark w
 first, under a progress display on stderr (terminals only); the results are rendered after it.
 
 Exit status: 0 done, 1 failed (no PySpark, missing or empty input, unwritable --out or --plot;
-and for `audit`, violations found), 2 bad usage.
+and for `audit`, violations found), 2 bad usage, 3 for `lag --fail-on` when a group's status is
+at or above the threshold (the results are printed in full first).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import typer
 from groupctl.analytics.session import DEFAULT_MASTER, INSTALL_HINT
 from groupctl.cli import analyze_render, render
 from groupctl.cli.context import CliEnv, env, guard
-from groupctl.cli.errors import BadInput, CliError
-from groupctl.lag.rules import Rules
+from groupctl.cli.errors import BadInput, CliError, ExitStatus
+from groupctl.lag.rules import FailOn, Rules, fails_check
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -155,7 +156,9 @@ LAG_HELP = (
     "--rules groupctl is the default; --rules burrow applies Burrow's evaluator as its code does, to compare with "
     "a Burrow: it holds STOP back until none of the last --window log ends is at the committed offset.\n\n"
     f"TIME: {TIME_FORMS}. --out writes partitions/ and groups/; --plot draws the total lag of the worst groups "
-    "over time.")
+    "over time.\n\n"
+    "--fail-on warn|err (for cron and CI): after printing, exit status 3 when a group is at or above it "
+    "(err: ERR; warn: WARN or ERR); a --group not in the data (NOTFOUND) fails either.")
 REBALANCES_HELP = (
     "Rebalance history per group: count, durations, causes, member churn, timeline.\n\n"
     "Per group: rebalances, p50/p95/max duration, total stop-the-world time, reasons, joins, leaves, "
@@ -198,6 +201,9 @@ def lag(
     conf: List[str] = CONF_OPTION,
     out: Optional[str] = OUT_OPTION,
     plot: Optional[Path] = PLOT_OPTION,
+    fail_on: Optional[FailOn] = typer.Option(
+        None, "--fail-on", case_sensitive=False,
+        help="Exit status 3 when a group's status is at or above this (after printing the results)."),
 ) -> None:
     current = env(ctx)
     at_ms, since_ms, until_ms = parse_time(at, "--at"), parse_time(since, "--since"), parse_time(until, "--until")
@@ -217,8 +223,26 @@ def lag(
 
         draw(plot, lambda: plot_lag(result.history, result.groups, str(plot), window=window,
                                     evaluated_at=result.evaluated_at))
-    present(current, result, "lag samples", analyze_render.lag_document,
-            lambda: analyze_render.show_lag(current, result, all_partitions=all_partitions))
+    failing = [] if fail_on is None else [g for g in result.groups if fails_check(g["status"], fail_on)]
+    try:
+        present(current, result, "lag samples", analyze_render.lag_document,
+                lambda: analyze_render.show_lag(current, result, all_partitions=all_partitions))
+    except SystemExit as exc:  # the reader went away (`closed_pipe`): a failed check still fails
+        if failing and exc.code == 0:
+            raise SystemExit(int(ExitStatus.CHECK_FAILED)) from None
+        raise
+    if fail_on is not None:
+        _check(current, failing, fail_on)
+
+
+def _check(current: CliEnv, failing: list[dict], fail_on: FailOn) -> None:
+    """`analyze lag --fail-on`: one line on stderr naming the failing groups, and exit status 3."""
+    if failing:
+        named = ", ".join(f"{g['group']} {g['status']}" for g in failing[:10])
+        more = f" and {len(failing) - 10} more" if len(failing) > 10 else ""
+        current.err.print(f"groupctl: lag check failed: {len(failing)} group(s) at {fail_on.value.upper()} or "
+                          f"worse: {named}{more}", markup=False, highlight=False)
+        raise typer.Exit(int(ExitStatus.CHECK_FAILED))
 
 
 @app.command("rebalances", help=REBALANCES_HELP)

@@ -36,9 +36,8 @@ STATUS_STYLE = {"OK": "green", "WARN": "yellow", "ERR": "bold red", "STOP": "bol
 NUMERIC_COLUMNS = {"PARTITIONS", "COMPLETE", "TOTAL-LAG", "MAX-LAG", "MAX-LAG-TIME", "TREND", "CATCH-UP", "LAG-TIME",
                    "REBALANCES", "P50", "P95", "MAX", "STOPPED", "UNFINISHED", "JOINS", "LEAVES", "EXPIRED",
                    "DURATION", "MOVED", "CHECKED", "VIOLATIONS", "UNVERIFIED"}
-"""Right-aligned beyond the columns `render.table` already aligns (…OFFSET, LAG, PARTITION, MEMBERS, NODE, …)."""
-UNBROKEN_COLUMNS = {"STATUS", "LAST", "COMPLETED"}
-"""Never folded, like the right-aligned columns: on a narrow terminal names fold instead."""
+"""Numbers beyond those `render.table` knows by name (…OFFSET, LAG, PARTITION, MEMBERS, NODE, …):
+right-aligned, never cut (STATUS, LAST and COMPLETED are never cut either: `render.WHOLE`)."""
 
 
 # -- JSON ----------------------------------------------------------------------------------------
@@ -173,22 +172,14 @@ def show_audit(current: CliEnv, result: "AuditResult") -> None:
 
 
 def status_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None) -> "Table":
-    """`render.table`, with a STATUS column coloured and numbers right-aligned and never folded;
-    cells that are already `Text` keep their style."""
+    """`render.table` with the STATUS column coloured and `NUMERIC_COLUMNS` as numbers; cells that
+    are already `Text` keep their style."""
     from rich.text import Text
 
-    table = render.table(columns, [], title=title)
-    for column in table.columns:
-        if column.header in NUMERIC_COLUMNS:
-            column.justify = "right"
-        if column.justify == "right" or column.header in UNBROKEN_COLUMNS:
-            column.no_wrap = True
     status = columns.index("STATUS") if "STATUS" in columns else None
-    for row in rows:
-        table.add_row(*(cell if isinstance(cell, Text) else styled(cell, index == status)
-                        for index, cell in enumerate(row)))
-    return table
-
+    return render.table(columns, [[cell if isinstance(cell, Text) else styled(cell, index == status)
+                                   for index, cell in enumerate(row)] for row in rows],
+                        title=title, numeric=NUMERIC_COLUMNS)
 
 
 def styled(cell: Any, is_status: bool) -> "Text":

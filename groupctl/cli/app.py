@@ -26,7 +26,17 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from groupctl.cli.context import COMMAND_CONFIG_HELP, ZK_AUTH_HELP, OutputFormat, env, with_global_options
+from groupctl.cli.context import (
+    COMMAND_CONFIG_HELP,
+    CONTEXT_HELP,
+    OUTPUT_HELP,
+    TIMEOUT_HELP,
+    ZK_AUTH_HELP,
+    Milliseconds,
+    OutputFormat,
+    env,
+    with_global_options,
+)
 
 
 COMMAND_GROUPS = {
@@ -40,6 +50,7 @@ COMMAND_GROUPS = {
     "members": "groupctl.cli.members",
     "user": "groupctl.cli.user",
     "acl": "groupctl.cli.acl",
+    "config": "groupctl.cli.config",
 }
 """Command group name -> the module whose Typer `app` implements it, in help order."""
 
@@ -92,9 +103,16 @@ def _command_group_app(module: str) -> typer.Typer:
     return sub_app
 
 
+COMMAND_ALIASES = {"kafka-consumer-groups.sh": "kafka-consumer-groups"}
+"""Names a command also answers to, not listed in help: a K-CG line pasted with its script name."""
+
+
 class OneLineUsageErrors(TyperGroup):
     """The root command: parsing errors become one line instead of a usage box; command groups
     load on first use (`LazyCommandGroups`)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        return super().get_command(ctx, COMMAND_ALIASES.get(cmd_name, cmd_name))
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -103,6 +121,9 @@ class OneLineUsageErrors(TyperGroup):
         self.commands = commands
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        from groupctl.cli import help_layout
+
+        help_layout.install()  # before parsing, which prints help
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
@@ -141,22 +162,45 @@ def main_options(
     bootstrap: Optional[str] = typer.Option(
         None, envvar="GROUPCTL_BOOTSTRAP", help="Kafka bootstrap server HOST:PORT."),
     zk: Optional[str] = typer.Option(None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[/chroot]."),
-    output: OutputFormat = typer.Option(OutputFormat.table, help="table for people, json for scripts."),
+    output: OutputFormat = typer.Option(OutputFormat.table, "--output", "-o", help=OUTPUT_HELP),
     command_config: Optional[Path] = typer.Option(
         None, envvar="GROUPCTL_COMMAND_CONFIG", help=COMMAND_CONFIG_HELP),
     zk_auth: Optional[str] = typer.Option(
         None, envvar="GROUPCTL_ZK_AUTH", show_envvar=False, metavar="digest:USER:PASSWORD|@FILE",
         help=ZK_AUTH_HELP + " Env: GROUPCTL_ZK_AUTH."),
+    timeout: Optional[int] = typer.Option(
+        None, "--timeout", envvar="GROUPCTL_TIMEOUT_MS", click_type=Milliseconds(), help=TIMEOUT_HELP),
+    context: Optional[str] = typer.Option(
+        None, "--context", envvar="GROUPCTL_CONTEXT", metavar="NAME", help=CONTEXT_HELP),
 ) -> None:
     current = env(ctx)
-    current.bootstrap, current.zk, current.output = bootstrap, zk, output.value
-    current.command_config, current.zk_auth = command_config, zk_auth
+    current.output, current.context = output.value, context
+    current.give(bootstrap=bootstrap, zk=zk, command_config=command_config, zk_auth=zk_auth, timeout_ms=timeout)
+
+
+@app.command(
+    "kafka-consumer-groups",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    help="Run a kafka-consumer-groups.sh command line (its options, after this command's name) as the "
+    "groupctl command that does the same, checked with K-CG's rules and defaults. Global options "
+    "(--context, -o json, ...) go before it. docs/kafka-consumer-groups.md has the mapping.\n\n"
+    "Example: groupctl kafka-consumer-groups --bootstrap-server kafka:9092 --describe --group billing")
+def kafka_consumer_groups(
+    ctx: typer.Context,
+    print_only: bool = typer.Option(
+        False, "--print", help="Print the groupctl command instead of running it."),
+) -> None:
+    from groupctl.cli.kcg import run_kcg
+
+    run_kcg(ctx, ctx.args, print_only=print_only)
 
 
 def _accept_global_options_after_commands(sub_app: typer.Typer) -> None:
     """Every command that reads the global options also takes them after its name (except one
     with options of those names, such as `coordinator run --zk`, which reads the global value
-    itself when its own is not given)."""
+    itself when its own is not given, or `config set-context --bootstrap`, which stores it).
+    A command with its own `--timeout` (`rebalance watch`, `zk watch`: how long to watch, in
+    seconds) takes the others after its name; the global `--timeout MS` goes before it."""
     for command in sub_app.registered_commands:
         parameters = inspect.signature(command.callback).parameters
         if "ctx" in parameters and not any(name in parameters for name in ("bootstrap", "zk", "output", "zk_auth")):

@@ -20,7 +20,14 @@ from groupctl.layout.coordinators import MAX_GROUP_PARTITIONS
 ZK_CONNECT = re.compile(r"^[^\s,/]+:\d{1,5}(,[^\s,/]+:\d{1,5})*(/\S*)?$")
 LISTENER = re.compile(r"^(PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)://(\[[^\]]*\]|[^:/\s]*):(\d{1,5})$")
 PRINCIPAL = re.compile(r"^[A-Za-z]+:.+$")
+LISTENER_PANEL = "Listener"
+STORAGE_PANEL = "Storage and cluster"
+TOPICS_PANEL = "Topics"
+CLASSIC_PANEL = "Classic groups"
+CONSUMER_PANEL = "Consumer groups (KIP-848)"
+JOURNAL_PANEL = "Journal"
 SECURITY_PANEL = "Security"
+"""The panels of `coordinator run --help`, by subject (docs/configuration.md has the same groups)."""
 
 
 class ClientAuth(str, Enum):
@@ -69,67 +76,85 @@ def parse_topic_spec(spec: str) -> tuple[str, int]:
 @guard
 def run(
     ctx: typer.Context,
-    host: str = typer.Option(defaults.HOST, help="Address to bind."),
-    port: int = typer.Option(defaults.PORT, min=0, max=65535, help="Port to bind (0: any free port)."),
+    host: str = typer.Option(defaults.HOST, rich_help_panel=LISTENER_PANEL, help="Address to bind."),
+    port: int = typer.Option(
+        defaults.PORT, min=0, max=65535, rich_help_panel=LISTENER_PANEL, help="Port to bind (0: any free port)."),
     data_dir: Optional[Path] = typer.Option(
-        None, help="Where partition logs (and, without --zk, the embedded store) are kept. "
+        None, rich_help_panel=STORAGE_PANEL,
+        help="Where partition logs (and, without --zk, the embedded store) are kept. "
         "Without it everything lives in memory."),
     zk: Optional[str] = typer.Option(
-        None, envvar="GROUPCTL_ZK", help="ZooKeeper connect string HOST:PORT\\[,HOST:PORT]\\[/chroot] "
+        None, envvar="GROUPCTL_ZK", rich_help_panel=STORAGE_PANEL,
+        help="ZooKeeper connect string HOST:PORT\\[,HOST:PORT]\\[/chroot] "
         "for group metadata; without it the embedded store is used."),
     node_id: int = typer.Option(
-        defaults.NODE_ID, min=0, max=1023, help="This node's broker id (0-1023), unique in the cluster."),
-    topic: List[str] = typer.Option([], help="Create topic NAME:PARTITIONS at start if missing (repeatable)."),
-    advertised_host: Optional[str] = typer.Option(None, help="Host clients are told to connect to."),
+        defaults.NODE_ID, min=0, max=1023, rich_help_panel=STORAGE_PANEL,
+        help="This node's broker id (0-1023), unique in the cluster."),
+    topic: List[str] = typer.Option(
+        [], rich_help_panel=TOPICS_PANEL, help="Create topic NAME:PARTITIONS at start if missing (repeatable)."),
+    advertised_host: Optional[str] = typer.Option(
+        None, rich_help_panel=LISTENER_PANEL, help="Host clients are told to connect to."),
     min_session_timeout_ms: int = typer.Option(
-        defaults.MIN_SESSION_TIMEOUT_MS, help="Smallest session timeout a member may ask for."),
+        defaults.MIN_SESSION_TIMEOUT_MS, rich_help_panel=CLASSIC_PANEL,
+        help="Smallest session timeout a member may ask for."),
     max_session_timeout_ms: int = typer.Option(
-        defaults.MAX_SESSION_TIMEOUT_MS, help="Largest session timeout a member may ask for."),
+        defaults.MAX_SESSION_TIMEOUT_MS, rich_help_panel=CLASSIC_PANEL,
+        help="Largest session timeout a member may ask for."),
     initial_rebalance_delay_ms: int = typer.Option(
-        defaults.INITIAL_REBALANCE_DELAY_MS,
+        defaults.INITIAL_REBALANCE_DELAY_MS, rich_help_panel=CLASSIC_PANEL,
         help="How long a group starting from Empty waits for more members (0: no wait)."),
     max_group_size: Optional[int] = typer.Option(
-        defaults.MAX_GROUP_SIZE, min=1, metavar="N",
+        defaults.MAX_GROUP_SIZE, min=1, metavar="N", rich_help_panel=CLASSIC_PANEL,
         help="Most members a classic group may have: a join past it gets GROUP_MAX_SIZE_REACHED "
         "(Kafka's group.max.size; default: no limit)."),
     consumer_session_timeout_ms: int = typer.Option(
-        defaults.CONSUMER_SESSION_TIMEOUT_MS, min=1, help="Consumer groups (KIP-848): how long a member may go "
-        "without a heartbeat before it is fenced (Kafka's group.consumer.session.timeout.ms)."),
+        defaults.CONSUMER_SESSION_TIMEOUT_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups (KIP-848): how long a member may go without a heartbeat before it is fenced "
+        "(Kafka's group.consumer.session.timeout.ms)."),
     consumer_heartbeat_interval_ms: int = typer.Option(
-        defaults.CONSUMER_HEARTBEAT_INTERVAL_MS, min=1, help="Consumer groups: how often members are told to "
-        "heartbeat (Kafka's group.consumer.heartbeat.interval.ms)."),
+        defaults.CONSUMER_HEARTBEAT_INTERVAL_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: how often members are told to heartbeat "
+        "(Kafka's group.consumer.heartbeat.interval.ms)."),
     consumer_assignors: str = typer.Option(
-        ",".join(defaults.CONSUMER_ASSIGNORS), help="Consumer groups: the server assignors members may ask for, "
+        ",".join(defaults.CONSUMER_ASSIGNORS), rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: the server assignors members may ask for, "
         "the first the default (uniform, range)."),
     consumer_max_size: Optional[int] = typer.Option(
-        defaults.CONSUMER_MAX_SIZE, min=1, metavar="N", help="Most members a consumer group may have: a join "
-        "past it gets GROUP_MAX_SIZE_REACHED (Kafka's group.consumer.max.size; default: no limit)."),
+        defaults.CONSUMER_MAX_SIZE, min=1, metavar="N", rich_help_panel=CONSUMER_PANEL,
+        help="Most members a consumer group may have: a join past it gets GROUP_MAX_SIZE_REACHED "
+        "(Kafka's group.consumer.max.size; default: no limit)."),
     consumer_migration_policy: MigrationPolicy = typer.Option(
-        defaults.CONSUMER_MIGRATION_POLICY, case_sensitive=False, help="Online migration between the group "
-        "protocols: upgrade lets a consumer-protocol member join a live classic group, downgrade turns a "
-        "consumer group whose last consumer-protocol member left back into a classic group "
+        defaults.CONSUMER_MIGRATION_POLICY, case_sensitive=False, rich_help_panel=CONSUMER_PANEL,
+        help="Online migration between the group protocols: upgrade lets a consumer-protocol member "
+        "join a live classic group, downgrade turns a consumer group whose last consumer-protocol member left "
+        "back into a classic group "
         "(Kafka's group.consumer.migration.policy)."),
     auto_create_topics: bool = typer.Option(
-        defaults.AUTO_CREATE_TOPICS, help="Create unknown topics named in Metadata requests."),
-    default_partitions: int = typer.Option(defaults.DEFAULT_PARTITIONS, help="Partitions of auto-created topics."),
-    max_frame_bytes: int = typer.Option(defaults.MAX_FRAME_BYTES, help="Largest request accepted, in bytes."),
+        defaults.AUTO_CREATE_TOPICS, rich_help_panel=TOPICS_PANEL,
+        help="Create unknown topics named in Metadata requests."),
+    default_partitions: int = typer.Option(
+        defaults.DEFAULT_PARTITIONS, rich_help_panel=TOPICS_PANEL, help="Partitions of auto-created topics."),
+    max_frame_bytes: int = typer.Option(
+        defaults.MAX_FRAME_BYTES, rich_help_panel=LISTENER_PANEL, help="Largest request accepted, in bytes."),
     zk_session_timeout_s: float = typer.Option(
-        defaults.ZK_SESSION_TIMEOUT_S, help="ZooKeeper session timeout, in seconds: how long a dead node keeps "
-        "its groups before another node takes them over."),
+        defaults.ZK_SESSION_TIMEOUT_S, rich_help_panel=STORAGE_PANEL,
+        help="ZooKeeper session timeout, in seconds: how long a dead node keeps its groups before another "
+        "node takes them over."),
     group_partitions: int = typer.Option(
-        defaults.GROUP_PARTITIONS, min=1, max=MAX_GROUP_PARTITIONS,
+        defaults.GROUP_PARTITIONS, min=1, max=MAX_GROUP_PARTITIONS, rich_help_panel=STORAGE_PANEL,
         help="Group partitions of a new cluster (the first node's choice stands)."),
     handback_delay_s: float = typer.Option(
-        defaults.HANDBACK_DELAY_S, min=0.0, help="Seconds a (re)started node must be live before other nodes "
-        "hand its preferred group partitions back."),
+        defaults.HANDBACK_DELAY_S, min=0.0, rich_help_panel=STORAGE_PANEL,
+        help="Seconds a (re)started node must be live before other nodes hand its preferred group partitions back."),
     journal_dir: Optional[Path] = typer.Option(
-        None, help="Where to write the event journal (rebalances, joins, leaves, commits; JSON Lines). "
+        None, rich_help_panel=JOURNAL_PANEL,
+        help="Where to write the event journal (rebalances, joins, leaves, commits; JSON Lines). "
         "Default: DATA_DIR/journal; no journal without either."),
     journal_segment_bytes: int = typer.Option(
-        defaults.JOURNAL_SEGMENT_BYTES, min=1,
+        defaults.JOURNAL_SEGMENT_BYTES, min=1, rich_help_panel=JOURNAL_PANEL,
         help="Start a new journal file when the current one reaches this size (bytes)."),
     journal_keep_segments: int = typer.Option(
-        defaults.JOURNAL_KEEP_SEGMENTS, min=0,
+        defaults.JOURNAL_KEEP_SEGMENTS, min=0, rich_help_panel=JOURNAL_PANEL,
         help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
     log_level: str = typer.Option(defaults.LOG_LEVEL, help="debug, info, warning or error."),
     listener: List[str] = typer.Option(
@@ -169,8 +194,9 @@ def run(
         help="With --zk-auth, let anyone read (never write) the znodes groupctl creates."),
 ) -> None:
     """Start an embedded coordinator that Kafka clients can use for groups, producing and consuming."""
-    zk = zk or env(ctx).zk  # `groupctl --zk X coordinator run` means the same as `run --zk X`
-    zk_auth = zk_auth or env(ctx).zk_auth
+    # `groupctl --zk X coordinator run` means the same as `run --zk X`; so does `--context C`.
+    zk = zk or env(ctx).for_server("zk")
+    zk_auth = zk_auth or env(ctx).for_server("zk_auth")
     if zk_auth:
         from groupctl.store.zk_auth import BadZkAuth, parse_zk_auth
 
@@ -261,7 +287,8 @@ def find(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
     if current.zk:
         from groupctl.ops.zk import coordinator_from_zk
 
-        answers["zk"] = coordinator_from_zk(current.zk, group, auth=current.zk_auth).to_json()
+        answers["zk"] = coordinator_from_zk(current.zk, group, auth=current.zk_auth,
+                                            timeout_s=current.timeout_s).to_json()
     # Node ids only: FindCoordinator answers the address of the listener it was asked on, while
     # ZooKeeper's registration leads with the node's first listener.
     node = {source: (a["node_id"], a["host"], a["port"]) for source, a in answers.items()}
@@ -294,7 +321,7 @@ def status(ctx: typer.Context) -> None:
     current = env(ctx)
     connect = current.need_zk()
     with current.status("reading the cluster from ZooKeeper"):
-        cluster = cluster_status(connect, auth=current.zk_auth)
+        cluster = cluster_status(connect, auth=current.zk_auth, timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, cluster.to_json())
         return

@@ -9,6 +9,7 @@ class ExitStatus(IntEnum):
     OK = 0
     FAILED = 1  # the operation failed: unreachable, refused, not found
     USAGE = 2  # usage or bad input
+    CHECK_FAILED = 3  # analyze lag --fail-on: a group at or above the threshold (the output is complete)
 
 
 class CliError(Exception):

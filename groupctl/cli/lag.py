@@ -15,7 +15,6 @@ missed_slots, ended_by). Nothing imports pyspark; the ops modules load when the 
 
 from __future__ import annotations
 
-import re
 import signal
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,19 +32,18 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Record consumer lag over time (the dataset `groupctl analyze lag` reads).",
                   no_args_is_help=True)
 
-DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
-SECONDS_PER_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 def parse_duration(text: str, option: str) -> float:
-    """Seconds of "500ms", "10s", "2m", "1h" or a bare number of seconds; BadInput naming
-    `option` for anything else, zero included."""
-    match = DURATION.fullmatch(text.strip())
-    if match is None:
-        raise BadInput(f"{option} '{text}' is not a duration (like 500ms, 10s, 2m, 1h; a bare number is seconds)")
-    seconds = float(match.group(1)) * SECONDS_PER_UNIT[match.group(2)]
+    """Seconds of a duration in the CLI's one grammar (`groupctl.ops.durations`: 500ms, 10s, 2m,
+    1h, 1h30m, PT1H; a bare number is seconds); BadInput naming `option` for anything else, zero
+    included (groupctl.errors.BadInput, as the grammar's own)."""
+    from groupctl.errors import BadInput as BadDuration
+    from groupctl.ops.durations import parse_duration_ms
+
+    seconds = parse_duration_ms(text, option, bare_seconds=True) / 1000
     if seconds <= 0:
-        raise BadInput(f"{option} must be longer than zero, not '{text}'")
+        raise BadDuration(f"{option} must be longer than zero, not '{text}'")
     return seconds
 
 

@@ -21,10 +21,9 @@ Everything that names a number comes from the engine's `Snapshot` and `Summary`
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from groupctl.cli import render
+from groupctl.cli import closed_pipe, render
 from groupctl.cli.context import CliEnv
 
 if TYPE_CHECKING:
@@ -97,20 +96,10 @@ class JsonLinesOutput:
         try:
             self._file.write("".join([_ENCODE(t.to_json()) + "\n" for t in pending]) + tail)
             self._file.flush()
-        except BrokenPipeError:
+        except BrokenPipeError:  # unlike other commands (`closed_pipe.reader_gone`), go on to stop the members
             self._closed = True
-            _detach(self._file)
+            closed_pipe.detach(self._file)
             self._on_closed()
-
-
-def _detach(file: Any) -> None:
-    """Point `file`'s descriptor at /dev/null (after its reader went away)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, file.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # not a real descriptor (tests capture stdout)
-        pass
 
 
 class TableOutput:

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from groupctl.cli import render
-from groupctl.cli.context import env, guard
+from groupctl.cli.context import WATCH_TIMEOUT_HELP, env, guard
 from groupctl.layout.consumer_groups import CONSUMER
 
 app = typer.Typer(help="Trigger and watch rebalances.", no_args_is_help=True)
@@ -30,7 +30,8 @@ def trigger(
 
     current = env(ctx)
     current.need_source()
-    result = request(group, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth, reason=reason)
+    result = request(group, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth, reason=reason,
+                     zk_timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, result.to_json())
         return
@@ -68,19 +69,20 @@ def watch(
     ctx: typer.Context,
     group: str = typer.Argument(..., help="Group id."),
     count: Optional[int] = typer.Option(None, help="Exit 0 after this many completed rebalances."),
-    timeout: Optional[float] = typer.Option(None, help="Exit 1 if the count is not reached in this many seconds."),
+    timeout: Optional[float] = typer.Option(None, metavar="SECONDS", help=WATCH_TIMEOUT_HELP),
 ) -> None:
     """Follow GROUP's rebalances as they complete (a consumer group's epochs: each new one, and
     the group becoming Stable at it).
 
     A live view on a terminal; one line per rebalance when piped; one JSON object per line with
-    --output json."""
+    --output json. Here --timeout is how long to watch, in seconds; the global timeout (given
+    before the command, in milliseconds) bounds each network wait."""
     from groupctl.ops.rebalance import watch as follow
 
     current = env(ctx)
     current.need_source()
     events = follow(group, bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth, count=count,
-                    timeout_s=timeout)
+                    timeout_s=timeout, zk_timeout_s=current.timeout_s)
     if current.json or not current.out.is_terminal:
         for event in events:
             if current.json:

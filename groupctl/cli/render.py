@@ -3,17 +3,25 @@
 JSON output is one document per command (`emit_json`), or one object per line for streams
 (`emit_json_line`), built from the ops dataclasses' `to_json()` — the documented, stable keys.
 Everything goes through the `CliEnv` consoles, so tests capture it.
+
+Tables (`table`) fit the terminal: one line per row, whatever the width. When a table is wider
+than the terminal, its text columns (ids, hosts, names, assignments) are cut with an ellipsis,
+the widest first; numbers (offsets, lag, epochs, counts) and `WHOLE` columns (states, types,
+times) never are. Piped, the console is `context.PIPED_WIDTH` wide: every value prints whole, for
+the scripts reading it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Optional, Sequence
 
+from groupctl.cli import closed_pipe
 from groupctl.cli.context import CliEnv
 
 if TYPE_CHECKING:
     from rich.table import Table
+    from rich.text import Text
 
     from groupctl.ops.lag import PartitionOffsets
 
@@ -26,29 +34,52 @@ def emit_json(env: CliEnv, document: Any) -> None:
 def emit_json_line(env: CliEnv, document: Any) -> None:
     env.out.print(json.dumps(document, separators=(",", ":")), markup=False, highlight=False,
                   soft_wrap=True)
-    env.out.file.flush()
+    with closed_pipe.writing(env.out.file):
+        env.out.file.flush()
 
 
 RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS", "GROUPS",
                  "EPOCH", "NODES", "ITERATIONS")
+"""Columns of numbers (by the end of their name; "#PARTITIONS" too): right-aligned, never cut."""
+WHOLE = ("STATE", "STATUS", "TYPE", "MECHANISM", "OPERATION", "PERMISSION", "STARTED", "COMPLETED", "LAST")
+"""Columns of words from a short list and of times (by the end of their name), never cut: a
+state or a time means nothing once cut, and they are short."""
 
 
-def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None) -> "Table":
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optional[str] = None,
+          numeric: Collection[str] = ()) -> "Table":
     """A borderless table in the style of kafka-consumer-groups.sh; None cells print as "-".
-    (rich.table is imported here, not at start-up: JSON output never needs it.)"""
+
+    Columns named in `numeric` are numbers too (right-aligned, never cut). A cell may be a rich
+    `Text` (its style is kept); any other value prints as plain text, never as rich markup (a
+    group named "x[/y]"). (rich.table is imported here, not at start-up: JSON output never needs it.)"""
     from rich.table import Table
 
+    header = [_one_line(column) for column in columns]
+    cells = [[_one_line(cell) for cell in row] for row in rows]
+    result = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
+    for index, column in enumerate(columns):
+        number = column.endswith(RIGHT_ALIGNED) or column.startswith("#") or column in numeric
+        whole = number or column.endswith(WHOLE)
+        # Cut columns: rich may narrow them ("no_wrap" off) and their cells never wrap, they are cut.
+        # Whole ones keep their widest cell even past the terminal's width (a cut number misleads).
+        widest = max(text.cell_len for text in (header[index], *(row[index] for row in cells)))
+        result.add_column(header[index], justify="right" if number else "left", overflow="ellipsis",
+                          no_wrap=whole, min_width=widest if whole else None)
+    for row in cells:
+        result.add_row(*row)
+    return result
+
+
+def _one_line(cell: Any) -> "Text":
+    """A cell that is cut with an ellipsis rather than wrapped when its column is narrowed."""
     from rich.text import Text
 
-    result = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
-    for column in columns:
-        # Ids are copied by operators: never cut them ("fold" wraps long cells instead).
-        result.add_column(column, justify="right" if column.endswith(RIGHT_ALIGNED) else "left",
-                          overflow="fold")
-    for row in rows:
-        # Cells are plain text: a group named "x[/y]" must not be read as rich markup.
-        result.add_row(*(Text("-" if cell is None else str(cell)) for cell in row))
-    return result
+    if isinstance(cell, Text):
+        cell = cell.copy()
+        cell.no_wrap, cell.overflow = True, "ellipsis"
+        return cell
+    return Text("-" if cell is None else str(cell), no_wrap=True, overflow="ellipsis")
 
 
 AHEAD_OF_LOG_END = "0 (ahead)"
@@ -69,7 +100,8 @@ def show(env: CliEnv, *renderables: Any) -> None:
             continue
         with env.out.capture() as captured:
             env.out.print(renderable)
-        env.out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+        with closed_pipe.writing(env.out.file):
+            env.out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def show_json_document(env: CliEnv, document: Any) -> None:

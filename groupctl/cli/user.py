@@ -49,7 +49,8 @@ def add(
     password = _read_password(password_stdin)
     with current.status(f"setting the credential of {name}"):
         change = add_user(name, password, mechanism=mechanism.value, iterations=iterations,
-                          bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth)
+                          bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth,
+                          timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, change.to_json())
         return
@@ -73,7 +74,8 @@ def remove(
     current.need_source()
     with current.status(f"removing the credentials of {name}"):
         change = remove_user(name, mechanism=mechanism.value if mechanism else None,
-                             bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth)
+                             bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth,
+                             timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, change.to_json())
         return
@@ -93,7 +95,8 @@ def list_(
     current = env(ctx)
     current.need_source()
     with current.status("listing users"):
-        users = list_users(names or (), bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth)
+        users = list_users(names or (), bootstrap=current.kafka(), zk=current.zk, zk_auth=current.zk_auth,
+                           timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, [u.to_json() for u in users])
         return

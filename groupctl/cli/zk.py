@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from groupctl.cli import render
-from groupctl.cli.context import env, guard
+from groupctl.cli.context import WATCH_TIMEOUT_HELP, env, guard
 from groupctl.layout.consumer_groups import CONSUMER
 
 app = typer.Typer(help="Inspect the group documents and znodes in ZooKeeper.", no_args_is_help=True)
@@ -21,7 +21,7 @@ def show(ctx: typer.Context, group: str = typer.Argument(..., help="Group id."))
 
     current = env(ctx)
     with current.status(f"reading group {group} from ZooKeeper"):
-        stored = zk_show(current.need_zk(), group, auth=current.zk_auth)
+        stored = zk_show(current.need_zk(), group, auth=current.zk_auth, timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, stored.to_json())
         return
@@ -43,7 +43,7 @@ def ls(ctx: typer.Context, path: str = typer.Argument("/", help="Znode path (und
     from groupctl.ops.zk import zk_ls
 
     current = env(ctx)
-    listing = zk_ls(current.need_zk(), path, auth=current.zk_auth)
+    listing = zk_ls(current.need_zk(), path, auth=current.zk_auth, timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, listing.to_json())
     else:
@@ -58,7 +58,7 @@ def get(ctx: typer.Context, path: str = typer.Argument(..., help="Znode path (un
     from groupctl.ops.zk import zk_get
 
     current = env(ctx)
-    node = zk_get(current.need_zk(), path, auth=current.zk_auth)
+    node = zk_get(current.need_zk(), path, auth=current.zk_auth, timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, node.to_json())
         return
@@ -86,7 +86,8 @@ def tree(
 
     current = env(ctx)
     with current.status(f"walking {path}"):
-        found = zk_tree(current.need_zk(), path, max_depth=max_depth, max_nodes=max_nodes, auth=current.zk_auth)
+        found = zk_tree(current.need_zk(), path, max_depth=max_depth, max_nodes=max_nodes, auth=current.zk_auth,
+                        timeout_s=current.timeout_s)
     if current.json:
         render.emit_json(current, found.to_json())
         return
@@ -103,16 +104,18 @@ def watch(
     ctx: typer.Context,
     group: str = typer.Argument(..., help="Group id."),
     count: Optional[int] = typer.Option(None, help="Exit 0 after this many new documents."),
-    timeout: Optional[float] = typer.Option(None, help="Exit 1 if the count is not reached in this many seconds."),
+    timeout: Optional[float] = typer.Option(None, metavar="SECONDS", help=WATCH_TIMEOUT_HELP),
 ) -> None:
     """Print GROUP's document each time a new generation is stored (a consumer group's: each
     new group epoch, and the group becoming Stable at it).
 
-    One JSON object per line with --output json."""
+    One JSON object per line with --output json. Here --timeout is how long to watch, in seconds;
+    the global timeout (given before the command, in milliseconds) bounds each ZooKeeper wait."""
     from groupctl.ops.zk import zk_watch
 
     current = env(ctx)
-    for stored in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout, auth=current.zk_auth):
+    for stored in zk_watch(current.need_zk(), group, count=count, timeout_s=timeout, auth=current.zk_auth,
+                           connect_timeout_s=current.timeout_s):
         if current.json:
             render.emit_json_line(current, stored.stored)
         else:

@@ -12,6 +12,10 @@ Invariants:
   of its creation (`deadline`), however many round trips it needs. A long-lived caller (a watch)
   passes its own `deadline` (`math.inf`: none); each exchange is still bounded by `timeout`
   (plus the server-side wait a long poll asks for).
+- The operator's bound wins over the caller's: `Bootstrap.timeout_s` (the CLI's global
+  `--timeout MS`) replaces the `timeout` an ops function passes (its default), and so do the
+  `request.timeout.ms` / `default.api.timeout.ms` of `--command-config` when `--timeout` is not
+  given (`Bootstrap.timeouts`).
 - Expected failures are `Unreachable` (`ConnectionFailed` naming the node, once a bootstrap
   server was reached), `Unsupported` (a missing API or version) or `OpsError` (an undecodable
   response). A failed connection is dropped; the next request to that node connects again.
@@ -210,13 +214,26 @@ class ClusterMetadata:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """How to reach a cluster: its bootstrap servers and the client's TLS/SASL settings."""
+    """How to reach a cluster: its bootstrap servers, the client's TLS/SASL settings, and the
+    operator's bound on every wait (`timeout_s`, the CLI's `--timeout`; None: not given)."""
 
     servers: str
     security: ClientSecurity = ClientSecurity()
+    timeout_s: Optional[float] = None
 
     def __str__(self) -> str:
         return self.servers
+
+    def timeouts(self, default: float) -> tuple[float, float]:
+        """(each exchange, the whole client) in seconds: `timeout_s` for both when given; else
+        the command config's `request.timeout.ms` (each exchange) and `default.api.timeout.ms`
+        (the whole client), either standing for the other when alone; else `default` (what the
+        caller passed)."""
+        if self.timeout_s is not None:
+            return self.timeout_s, self.timeout_s
+        request, api = self.security.request_timeout_s, self.security.api_timeout_s
+        step = request if request is not None else api if api is not None else default
+        return step, api if api is not None else step
 
 
 BootstrapLike = Union[str, Bootstrap]
@@ -423,7 +440,8 @@ class KafkaClient:
 
     `deadline` (a `time.monotonic()` value) bounds everything the client does; the default is
     `timeout` seconds from now, `math.inf` lifts the bound (each exchange is still bounded by
-    `timeout`).
+    `timeout`). An operator's bound carried by the Bootstrap (`Bootstrap.timeouts`) replaces
+    `timeout`.
     """
 
     def __init__(self, bootstrap: BootstrapLike, *, timeout: float = DEFAULT_TIMEOUT, client_id: str = CLIENT_ID,
@@ -431,9 +449,9 @@ class KafkaClient:
         target = as_bootstrap(bootstrap)
         self.bootstrap = target.servers
         self.security = target.security
-        self.timeout = timeout
+        self.timeout, whole = target.timeouts(timeout)
         self.client_id = self.security.client_id or client_id
-        self.deadline = time.monotonic() + timeout if deadline is None else deadline
+        self.deadline = time.monotonic() + whole if deadline is None else deadline
         self._addresses = parse_bootstrap(target.servers)
         self._tls = self.security.ssl_context() if self.security.tls else None
         self._connections: dict[tuple[str, int], _Connection] = {}

@@ -4,12 +4,13 @@
 Version ranges are those whose request layout the builders know, chosen so that every Kafka broker
 since 2.x and groupctl's coordinator share one: ListGroups 0-5 (v4 adds the state filter, which
 `groupctl.ops.groups` also applies for older brokers; v5 the type filter), DescribeGroups 0-6 (v6
-answers an unknown group GROUP_ID_NOT_FOUND, before it is Dead), OffsetFetch 2-7 (v2 allows "all
-partitions"; v8+ batches groups), OffsetCommit 2-9 (v10 names topics by id), ListOffsets 1-11,
-DeleteGroups 0-2, OffsetDelete 0, GroupctlDescribeGroup 0. ConsumerGroupDescribe:
-`groupctl.client.consumer_group_apis`, which also pipelines it beside DescribeGroups for whatever
-learns a group's state and members (`group_state_calls`): DescribeGroups alone does not describe
-a KIP-848 consumer group.
+answers an unknown group GROUP_ID_NOT_FOUND, before it is Dead), OffsetFetch 2-7 for one group (v2
+allows "all partitions") and 8-9 for several in one request (Kafka 3.0+; v10 names topics by id),
+FindCoordinator 0-3 (`find_coordinators` pipelines one request per group), OffsetCommit 2-9 (v10
+names topics by id), ListOffsets 1-11, DeleteGroups 0-2, OffsetDelete 0, GroupctlDescribeGroup 0.
+ConsumerGroupDescribe: `groupctl.client.consumer_group_apis`, which also pipelines it beside
+DescribeGroups for whatever learns a group's state and members (`group_state_calls`):
+DescribeGroups alone does not describe a KIP-848 consumer group.
 
 Errors: the coordinator-moved codes (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
 NOT_COORDINATOR) raise `CoordinatorMoved`; GROUP_ID_NOT_FOUND raises `NotFound`; other group-level
@@ -32,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from groupctl.errors import NotFound, OpsError, Unreachable, Unsupported
 from groupctl.client.kafka import (
+    FIND_COORDINATOR,
     RETRIABLE_COORDINATOR_ERRORS,
     Build,
     Call,
@@ -108,6 +110,32 @@ class GroupCoordinator:
 def with_coordinator(client: KafkaClient, group: str, operation: Callable[[Node], T]) -> T:
     """`operation(coordinator)` for a one-shot operation: `GroupCoordinator.run`."""
     return GroupCoordinator(client, group).run(operation)
+
+
+PIPELINED_CALLS = 100
+"""The most calls an operation over many groups pipelines in one exchange: few round trips for
+hundreds of groups, and what is sent before reading stays far below the socket buffers (a peer
+that stops reading while its answers go unread would otherwise stall both sides)."""
+
+
+def call_in_batches(client: KafkaClient, calls: Sequence[Call]) -> list[Any]:
+    """`client.call_many(calls)` in exchanges of at most `PIPELINED_CALLS` calls."""
+    answers: list[Any] = []
+    for start in range(0, len(calls), PIPELINED_CALLS):
+        answers += client.call_many(calls[start:start + PIPELINED_CALLS])
+    return answers
+
+
+def find_coordinators(client: KafkaClient, groups: Sequence[str]) -> dict[str, Node]:
+    """The coordinator of each of `groups`, FindCoordinator (v0-3, one group per request)
+    pipelined. A group whose answer is an error is left out: `GroupCoordinator` asks again for
+    it, with retries."""
+
+    def build(group: str) -> Build:
+        return lambda cls, version: cls(key=group, key_type=0)
+
+    answers = call_in_batches(client, [Call(None, FIND_COORDINATOR, (0, 3), build(g)) for g in groups])
+    return {g: Node(a.node_id, a.host, a.port) for g, a in zip(groups, answers) if a.error_code == 0}
 
 
 def _check_group_error(code: int, group: str, what: str) -> None:
@@ -236,14 +264,53 @@ def offset_fetch_call(coordinator: Node, group: str) -> Call:
 def parse_offset_fetch(response: Any, group: str) -> dict[TopicPartition, int]:
     """{(topic, partition): committed offset}; partitions without a committed offset omitted."""
     _check_group_error(response.error_code, group, "OffsetFetch")
+    return _committed(response.topics, group)
+
+
+def _committed(topics: Iterable[Any], group: str) -> dict[TopicPartition, int]:
     committed = {}
-    for topic in response.topics:
+    for topic in topics:
         for p in topic.partitions:
             if p.error_code:
                 _check_group_error(p.error_code, group, "OffsetFetch")
             if p.committed_offset >= 0:
                 committed[(topic.name, p.partition_index)] = p.committed_offset
     return committed
+
+
+OFFSET_FETCH_GROUPS_MIN_VERSION = 8
+
+
+def serves_offset_fetch_groups(client: KafkaClient, node: Node) -> bool:
+    """Whether `node` answers OffsetFetch for several groups in one request (v8+, Kafka 3.0+)."""
+    served = client.connection(node).api_versions.get(OFFSET_FETCH)
+    return served is not None and served[1] >= OFFSET_FETCH_GROUPS_MIN_VERSION
+
+
+def offset_fetch_groups_call(coordinator: Node, groups: Sequence[str]) -> Call:
+    """Every committed offset of each of `groups` (all coordinated by `coordinator`) in one
+    request, asked as an admin client asks (no member id, epoch -1: no member check)."""
+
+    def build(cls: type, version: int) -> Any:
+        group_cls = cls.OffsetFetchRequestGroup
+        return cls(groups=[group_cls(group_id=g, member_id=None, member_epoch=-1, topics=None) for g in groups],
+                   require_stable=False)
+
+    return Call(coordinator, OFFSET_FETCH, (OFFSET_FETCH_GROUPS_MIN_VERSION, 9), build)
+
+
+def parse_offset_fetch_groups(response: Any) -> dict[str, dict[TopicPartition, int] | OpsError]:
+    """Per group of an `offset_fetch_groups_call` answer: its committed offsets as
+    `parse_offset_fetch` reads them, or the error that would raise for it (`CoordinatorMoved`,
+    `NotFound`, `OpsError`), so that one group's error does not hide the others' offsets."""
+    answers: dict[str, dict[TopicPartition, int] | OpsError] = {}
+    for g in response.groups:
+        try:
+            _check_group_error(g.error_code, g.group_id, "OffsetFetch")
+            answers[g.group_id] = _committed(g.topics, g.group_id)
+        except OpsError as exc:
+            answers[g.group_id] = exc
+    return answers
 
 
 # -- ListOffsets -----------------------------------------------------------------------------

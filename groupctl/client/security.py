@@ -4,8 +4,11 @@
 (`security.protocol`, `sasl.mechanism`, `sasl.jaas.config`, `ssl.truststore.*`,
 `ssl.keystore.*` in PEM, `ssl.endpoint.identification.algorithm`), and librdkafka's spellings of
 the same settings (`sasl.username`, `sasl.password`, `ssl.ca.location`, ...), so one file serves
-both kinds of tools. `GROUPCTL_KAFKA_<PROPERTY>` environment variables (`SASL_PASSWORD` for
-`sasl.password`: upper case, '_' for '.') set properties too and win over the file's.
+both kinds of tools. The file may also hold `client.id` and the timeouts kafka-consumer-groups.sh
+users put there (`request.timeout.ms`, `default.api.timeout.ms`): they bound the client's waits
+when the global `--timeout` is not given (`groupctl.client.kafka.Bootstrap.timeouts`).
+`GROUPCTL_KAFKA_<PROPERTY>` environment variables (`SASL_PASSWORD` for `sasl.password`: upper
+case, '_' for '.') set properties too and win over the file's.
 
 Invariants:
 - Every property is understood or refused: an unknown key, an unsupported value, or a key store
@@ -53,8 +56,9 @@ _KNOWN = {
     "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.certificate.location",
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.keystore.password", "ssl.key.location",
     "ssl.key.password", "ssl.endpoint.identification.algorithm", "enable.ssl.certificate.verification",
-    "client.id",
+    "client.id", "request.timeout.ms", "default.api.timeout.ms",
 }
+_TIMEOUTS = ("request.timeout.ms", "default.api.timeout.ms")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class ClientSecurity:
     check_hostname: bool = True  # ssl.endpoint.identification.algorithm=https (Kafka's default)
     verify: bool = True  # librdkafka's enable.ssl.certificate.verification
     client_id: Optional[str] = None
+    request_timeout_s: Optional[float] = None  # request.timeout.ms: each exchange
+    api_timeout_s: Optional[float] = None  # default.api.timeout.ms: a whole operation
 
     @property
     def tls(self) -> bool:
@@ -199,7 +205,8 @@ def security_from_properties(properties: Mapping[str, str]) -> ClientSecurity:
         name = _ALIASES.get(key, key)
         if name not in _KNOWN:
             raise BadInput(f"unsupported client property {key!r} (groupctl reads security.protocol, sasl.* "
-                           "and ssl.* settings: see docs/security.md)")
+                           "and ssl.* settings, client.id, request.timeout.ms and default.api.timeout.ms: "
+                           "see docs/security.md)")
         settings[name] = value if name in _SECRETS else value.strip()
     protocol = settings.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in PROTOCOLS:
@@ -228,6 +235,7 @@ def security_from_properties(properties: Mapping[str, str]) -> ClientSecurity:
     if verification not in ("true", "false"):
         raise BadInput(f"enable.ssl.certificate.verification={verification!r}: expected true or false")
     keystore = settings.get("ssl.keystore.location")
+    request_ms, api_ms = (_milliseconds(settings, key) for key in _TIMEOUTS)
     return ClientSecurity(
         protocol=protocol, mechanism=mechanism, username=username, password=password,
         ca_file=settings.get("ssl.truststore.location"), ca_pem=settings.get("ssl.truststore.certificates"),
@@ -238,7 +246,19 @@ def security_from_properties(properties: Mapping[str, str]) -> ClientSecurity:
         key_password=settings.get("ssl.key.password") or settings.get("ssl.keystore.password"),
         check_hostname=algorithm == "https", verify=verification == "true",
         client_id=settings.get("client.id"),
+        request_timeout_s=None if request_ms is None else request_ms / 1000,
+        api_timeout_s=None if api_ms is None else api_ms / 1000,
     )
+
+
+def _milliseconds(settings: Mapping[str, str], key: str) -> Optional[int]:
+    """`key`'s value as a positive whole number of milliseconds (None when not set)."""
+    if key not in settings:
+        return None
+    value = settings[key]
+    if not re.fullmatch(r"[0-9]+", value) or int(value) < 1:
+        raise BadInput(f"{key}={value!r}: expected a positive number of milliseconds")
+    return int(value)
 
 
 def _jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:

@@ -5,7 +5,8 @@ Invariants:
 - One kazoo session per `ZkSession` block, on kazoo's plain threading handler: the tools are
   synchronous. Connecting is bounded by `timeout_s` and so is every request (a window of
   pipelined reads, `get_many`, shares one bound); running out of time is `Unreachable`, never a
-  hang. Other ZooKeeper failures are `OpsError`, naming the request.
+  hang. Other ZooKeeper failures are `OpsError`, naming the request. `timeout_s` is the CLI's
+  global `--timeout` when given (None: `DEFAULT_TIMEOUT_S`).
 - Paths are relative to the connect string's chroot (`host:port[,host:port]/chroot`), as for the
   coordinator's store. A missing chroot reads as missing znodes; only `create`, which makes
   missing parents, would create it.
@@ -146,14 +147,14 @@ def zk_credentials(auth: Optional[str]) -> Optional[ZkAuth]:
 class ZkSession:
     """One ZooKeeper session: `with ZkSession(connect, auth=...) as session: ...`.
 
-    Every request waits at most `timeout_s`; a session that cannot connect within `timeout_s`
-    raises Unreachable from `__enter__`. `auth` is the operator's `--zk-auth` value (None: no
+    Every request waits at most `timeout_s` (None: DEFAULT_TIMEOUT_S); a session that cannot
+    connect within `timeout_s` raises Unreachable from `__enter__`. `auth` is the operator's `--zk-auth` value (None: no
     credentials); a malformed one is BadInput here, before anything connects.
     """
 
-    def __init__(self, connect: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, connect: str, *, auth: Optional[str] = None, timeout_s: Optional[float] = None) -> None:
         self.connect = connect
-        self.timeout_s = timeout_s
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
         self._hosts, self.chroot = split_connect(connect)
         self.auth = zk_credentials(auth)
         self.client: Optional[KazooClient] = None

@@ -55,6 +55,21 @@ def group_status(statuses: Iterable[str]) -> str:
     return "WARN" if "WARN" in seen else "OK"
 
 
+class FailOn(str, Enum):
+    """The group status from which `analyze lag --fail-on` fails a check (exit status 3)."""
+
+    WARN = "warn"
+    ERR = "err"
+
+
+def fails_check(group_status_: str, fail_on: FailOn) -> bool:
+    """Whether a group's status fails a check at `fail_on`: ERR always; WARN at `warn`; and
+    NOTFOUND (a group asked for, not in the data) always, since nothing vouches for it."""
+    if group_status_ in ("ERR", "NOTFOUND"):
+        return True
+    return fail_on is FailOn.WARN and group_status_ == "WARN"
+
+
 def severity(status: str) -> int:
     """A partition status's rank in STATUS_ORDER (0 = OK)."""
     return STATUS_ORDER.index(status)

@@ -11,6 +11,8 @@ Invariants:
   --operation; an operation the resource type does not support is refused as kafka-acls.sh
   refuses it. Malformed input is BadInput before anything is sent.
 - --bootstrap wins when both sources are given, as for `user`.
+- Waits are bounded by the operator's `--timeout`: over Kafka the Bootstrap carries it, in
+  ZooKeeper `timeout_s` (None: the session's default).
 - Refusals are one line: a node without an authorizer (SECURITY_DISABLED) says how to start one;
   CLUSTER_AUTHORIZATION_FAILED is NotAuthorized with what the operation needs and the cluster's
   message (groupctl's node names the principal in it); an ACL the cluster refuses is Refused
@@ -27,7 +29,7 @@ from typing import Callable, Optional, Sequence
 
 from groupctl.client.acl_apis import Outcome, create_acls, delete_acls, describe_acls
 from groupctl.client.kafka import BootstrapLike, KafkaClient, error_name
-from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
+from groupctl.client.zookeeper import ZkSession
 from groupctl.errors import BadInput, NotAuthorized, OpsError, Refused
 from groupctl.layout.codec import LayoutError
 from groupctl.security.acls import (
@@ -184,7 +186,7 @@ def filters_to_list(options: AclOptions) -> list[AclBindingFilter]:
 
 
 def list_acls(options: AclOptions, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
-              zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[AclBinding]:
+              zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> list[AclBinding]:
     """The ACLs the options select, sorted by resource."""
     _check_source(bootstrap, zk)
     filters = filters_to_list(options)
@@ -202,7 +204,7 @@ def list_acls(options: AclOptions, *, bootstrap: Optional[BootstrapLike] = None,
 
 
 def add_acls(options: AclOptions, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
-             zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[AclBinding]:
+             zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> list[AclBinding]:
     """Add the ACLs the options describe (adding one that exists changes nothing); the ACLs."""
     _check_source(bootstrap, zk)
     bindings = bindings_to_add(options)
@@ -227,7 +229,7 @@ def add_acls(options: AclOptions, *, bootstrap: Optional[BootstrapLike] = None, 
 
 
 def remove_acls(options: AclOptions, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
-                zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[AclBinding]:
+                zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> list[AclBinding]:
     """Remove the ACLs the options select; the ACLs removed, sorted (none matched: empty)."""
     _check_source(bootstrap, zk)
     filters = filters_to_remove(options)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
+from groupctl.client.zookeeper import ZkSession
 from groupctl.coordinator.placement import group_partition
 from groupctl.errors import NotFound
 from groupctl.layout.brokers import BrokerRegistration
@@ -96,7 +96,7 @@ class ClusterStatus:
                 "partitions": [p.to_json() for p in self.partitions]}
 
 
-def cluster_status(connect: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> ClusterStatus:
+def cluster_status(connect: str, *, auth: Optional[str] = None, timeout_s: Optional[float] = None) -> ClusterStatus:
     """Nodes, partition leaders and the load on each (see the module docstring); NotFound when
     nothing is registered under the chroot. `auth`: the operator's `--zk-auth` value."""
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:

@@ -16,12 +16,17 @@ Invariants:
   coordinator when it moves. In a cluster each node answers ListGroups for its own groups, so
   `list_groups` asks every broker Metadata names (one pipelined exchange), again while one loads.
 - `to_json` keys are a contract: docs/commands.md.
+- Many groups (`describe_groups`, `list_groups --topic`) cost a few exchanges whatever their
+  number, each pipelining at most `kafka_apis.PIPELINED_CALLS` requests; one group's failure
+  (it does not exist, its coordinator is gone) is that group's, the others are still answered.
 
 `describe_group` takes five round trips on one connection to a single-node cluster: ApiVersions,
 FindCoordinator, one pipelined DescribeGroups + ConsumerGroupDescribe + OffsetFetch +
 GroupctlDescribeGroup, Metadata for the group's topics, ListOffsets (one request per partition
 leader). No more can be pipelined: each step needs the answer before it (the versions served, the
-coordinator, the topics, their leaders).
+coordinator, the topics, their leaders). `describe_groups` takes the same five for up to
+`GROUPS_PER_DESCRIBE_EXCHANGE` groups of one coordinator, and one describe exchange more per
+further batch of that many (one FindCoordinator exchange more per `PIPELINED_CALLS` groups).
 """
 
 from __future__ import annotations
@@ -33,7 +38,16 @@ from typing import Any, Mapping, Optional, Sequence
 from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient, Node, error_name, retry_pauses
+from groupctl.client.kafka import (
+    DEFAULT_TIMEOUT,
+    BootstrapLike,
+    Call,
+    ConnectionFailed,
+    KafkaClient,
+    Node,
+    error_name,
+    retry_pauses,
+)
 from groupctl.layout.consumer_groups import CONSUMER
 from groupctl.layout.groups import CLASSIC, GROUP_TYPES
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
@@ -68,12 +82,20 @@ def check_group_exists(group: str, info: apis.GroupInfo, committed: Mapping[apis
         raise NotFound(f"group '{group}' does not exist")
 
 
+def _listed_values(values: Sequence[str]) -> list[str]:
+    """Repeated and comma-separated values as one list (`--state stable,empty --state dead`, as
+    kafka-consumer-groups.sh takes `--state stable,empty`); blanks around items are dropped, an
+    empty item stays (and is unknown)."""
+    return [item.strip() for value in values for item in value.split(",")]
+
+
 def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
-    """Case-insensitive state names -> Kafka's spelling; BadInput for an unknown state."""
+    """Case-insensitive state names (repeated or comma-separated) -> Kafka's spelling, without
+    repeats; BadInput for an unknown state."""
     by_lower = {s.lower(): s for s in GROUP_STATES}
     normalized = []
-    for state in states:
-        canonical = by_lower.get(state.strip().lower())
+    for state in _listed_values(states):
+        canonical = by_lower.get(state.lower())
         if canonical is None:
             raise BadInput(f"unknown group state '{state}' (one of: {', '.join(GROUP_STATES)})")
         if canonical not in normalized:
@@ -82,14 +104,22 @@ def normalize_states(states: Sequence[str]) -> tuple[str, ...]:
 
 
 def normalize_types(types: Sequence[str]) -> tuple[str, ...]:
-    """Case-insensitive group types -> "classic" / "consumer"; BadInput for an unknown type."""
+    """Case-insensitive group types (repeated or comma-separated) -> "classic" / "consumer",
+    without repeats; BadInput for an unknown type."""
     normalized = []
-    for kind in (t.strip().lower() for t in types):
+    for kind in (t.lower() for t in _listed_values(types)):
         if kind not in GROUP_TYPES:
             raise BadInput(f"unknown group type '{kind}' (one of: {', '.join(GROUP_TYPES)})")
         if kind not in normalized:
             normalized.append(kind)
     return tuple(normalized)
+
+
+def check_topic_names(topics: Sequence[str]) -> tuple[str, ...]:
+    """`topics` without repeats; BadInput for an empty name."""
+    if any(not t for t in topics):
+        raise BadInput("a topic name must not be empty")
+    return tuple(dict.fromkeys(topics))
 
 
 def find_coordinator(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> Node:
@@ -116,12 +146,15 @@ class GroupListing:
 
 
 def list_groups(
-    bootstrap: BootstrapLike, states: Sequence[str] = (), types: Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, states: Sequence[str] = (), types: Sequence[str] = (), topics: Sequence[str] = (),
+    *, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[GroupListing, ...]:
-    """Every group on every broker (sorted by name), only those in `states` and of `types` if
-    given (Unsupported when a broker cannot tell types: ListGroups before v5)."""
+    """Every group on every broker (sorted by name), only those in `states`, of `types` and with
+    committed offsets on one of `topics` if given (Unsupported when a broker cannot tell types:
+    ListGroups before v5). States and types may be comma lists (`normalize_states`)."""
     wanted = normalize_states(states)
     kinds = normalize_types(types)
+    on_topics = check_topic_names(topics)
     with KafkaClient(bootstrap, timeout=timeout) as client:
         brokers = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
         listings = []
@@ -134,8 +167,68 @@ def list_groups(
             for g in listed:
                 state = g.state if g.state is not None else states_of.get(g.group)
                 listings.append(GroupListing(g.group, state, g.protocol_type, node, g.group_type))
-    return tuple(sorted((g for g in listings if (not wanted or g.state in wanted)
-                         and (not kinds or g.group_type in kinds)), key=lambda g: g.group))
+        listings = [g for g in listings if (not wanted or g.state in wanted) and (not kinds or g.group_type in kinds)]
+        if on_topics:
+            committed = _committed_of_many(client, {g.group: g.coordinator for g in listings})
+            listings = [g for g in listings if any(t in on_topics for t, _ in committed[g.group])]
+    return tuple(sorted(listings, key=lambda g: g.group))
+
+
+def _committed_of_many(client: KafkaClient, coordinators: Mapping[str, Node]) -> dict[str, dict[apis.TopicPartition, int]]:
+    """The committed offsets of each group, given the coordinator it was listed by, in few
+    exchanges: per coordinator, OffsetFetch requests of `PIPELINED_CALLS` groups where it serves
+    v8+, else one request per group, all pipelined. A group whose coordinator moved meanwhile is
+    asked again where it went; a group deleted meanwhile has no offsets; other errors raise."""
+    by_node: dict[Node, list[str]] = {}
+    for group, node in coordinators.items():
+        by_node.setdefault(node, []).append(group)
+    calls, asked = [], []
+    for node, groups in by_node.items():
+        if apis.serves_offset_fetch_groups(client, node):
+            for start in range(0, len(groups), apis.PIPELINED_CALLS):
+                chunk = groups[start:start + apis.PIPELINED_CALLS]
+                calls.append(apis.offset_fetch_groups_call(node, chunk))
+                asked.append(chunk)
+        else:
+            calls += [apis.offset_fetch_call(node, group) for group in groups]
+            asked += [[group] for group in groups]
+    committed: dict[str, dict[apis.TopicPartition, int]] = {}
+    moved = []
+    for groups, answer in zip(asked, apis.call_in_batches(client, calls)):
+        for group, found in _offset_fetch_answers(answer, groups).items():
+            if isinstance(found, apis.CoordinatorMoved):
+                moved.append(group)
+            elif isinstance(found, NotFound):
+                committed[group] = {}
+            elif isinstance(found, OpsError):
+                raise found
+            else:
+                committed[group] = found
+    for group in moved:
+        try:
+            committed[group] = apis.with_coordinator(client, group, lambda node, g=group: apis.parse_offset_fetch(
+                client.call_many([apis.offset_fetch_call(node, g)])[0], g))
+        except NotFound:
+            committed[group] = {}
+    return committed
+
+
+def _offset_fetch_answers(answer: Any, groups: Sequence[str]) -> dict[str, dict[apis.TopicPartition, int] | OpsError]:
+    """Per group asked, its committed offsets or error, from a one-group (v2-7) or a batched
+    (v8+) OffsetFetch answer; a group the answer leaves out has none."""
+    if answer.version >= apis.OFFSET_FETCH_GROUPS_MIN_VERSION:
+        found = apis.parse_offset_fetch_groups(answer)
+        return {group: found.get(group, {}) for group in groups}
+    [group] = groups
+    try:
+        return {group: apis.parse_offset_fetch(answer, group)}
+    except OpsError as exc:
+        return {group: exc}
+
+
+def all_group_ids(bootstrap: BootstrapLike, *, timeout: float = DEFAULT_TIMEOUT) -> tuple[str, ...]:
+    """The id of every group on every broker, sorted (what `--all-groups` means)."""
+    return tuple(g.group for g in list_groups(bootstrap, timeout=timeout))
 
 
 def _list_on_every_node(client: KafkaClient, brokers: Sequence[Node], states: Sequence[str],
@@ -240,31 +333,149 @@ def describe_group(
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
         def run(coordinator: Node) -> GroupDescription:
-            calls = {"classic": apis.describe_groups_call(coordinator, [group])}
-            if client.supports(coordinator, consumer_apis.CONSUMER_GROUP_DESCRIBE):
-                calls["consumer"] = consumer_apis.consumer_group_describe_call(coordinator, [group])
-            if include_offsets:
-                calls["offsets"] = apis.offset_fetch_call(coordinator, group)
-            if client.supports(coordinator, DESCRIBE_GROUP_KEY):
-                calls["document"] = apis.groupctl_document_call(coordinator, group)
-            answers = dict(zip(calls, client.call_many(list(calls.values()))))
-            consumer = None
-            if "consumer" in answers:
-                consumer = consumer_apis.parse_consumer_group_describe(answers["consumer"])[0]
-            committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else {}
-            if consumer is not None:
-                described = _consumer_description(consumer, coordinator)
-            else:
-                info = apis.parse_describe_groups(answers["classic"])[0]
-                check_group_exists(group, info, committed)
-                described = _classic_description(info, _stored_generation(answers.get("document"), group),
-                                                 coordinator)
+            described, committed = _describe_on(client, coordinator, group, include_offsets)
             if not include_offsets:
                 return described
-            assigned = [(t, p) for m in described.members for t, ps in m.assignment.items() for p in ps]
-            return replace(described, offsets=partition_offsets(client, committed, assigned))
+            return replace(described, offsets=partition_offsets(client, committed, _assigned(described)))
 
         return apis.with_coordinator(client, group, run)
+
+
+@dataclass(frozen=True)
+class GroupDescriptions:
+    """`describe_groups`' answer, each part in the order the groups were asked."""
+
+    described: tuple[GroupDescription, ...]
+    failures: tuple[OpsError, ...]  # one per group that could not be described (NotFound: it does not exist)
+
+
+def describe_groups(
+    bootstrap: BootstrapLike, groups: Sequence[str], *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
+) -> GroupDescriptions:
+    """`describe_group` of each of `groups` (repeats dropped), in few exchanges: FindCoordinator
+    for all, pipelined; per coordinator, the describe requests of its groups, pipelined in
+    batches; one Metadata and one ListOffsets per leader for the partitions of all.
+
+    A group that cannot be described (it does not exist, its coordinator cannot be reached
+    within the timeout, ...) is one failure and the others are still described. A group whose
+    coordinator moved or whose coordinator connection dropped is described again on its own,
+    following it as `describe_group` does. Invalid group ids are BadInput before anything is
+    sent; a bootstrap that cannot be reached raises."""
+    unique = [check_group_id(group) for group in dict.fromkeys(groups)]
+    with KafkaClient(bootstrap, timeout=timeout) as client:
+        found: dict[str, tuple[GroupDescription, Mapping[apis.TopicPartition, int]]] = {}
+        failed: dict[str, OpsError] = {}
+        located = apis.find_coordinators(client, unique)
+        by_node: dict[Node, list[str]] = {}
+        for group, node in located.items():
+            by_node.setdefault(node, []).append(group)
+        again = [group for group in unique if group not in located]
+        for node, its_groups in by_node.items():
+            again += _describe_many_on(client, node, its_groups, include_offsets, found, failed)
+        for group in again:
+            try:
+                found[group] = apis.with_coordinator(
+                    client, group, lambda node, g=group: _describe_on(client, node, g, include_offsets))
+            except OpsError as exc:
+                failed[group] = exc
+        described = [found[g][0] for g in unique if g in found]
+        if include_offsets:
+            offsets = _offsets_of_many(client, [(found[d.group][1], _assigned(d)) for d in described])
+            described = [replace(d, offsets=o) for d, o in zip(described, offsets)]
+    return GroupDescriptions(tuple(described), tuple(failed[g] for g in unique if g in failed))
+
+
+GROUPS_PER_DESCRIBE_EXCHANGE = apis.PIPELINED_CALLS // 4
+"""`_describe_calls` makes at most four calls per group."""
+
+
+def _describe_many_on(client: KafkaClient, coordinator: Node, groups: Sequence[str], include_offsets: bool,
+                      found: dict, failed: dict) -> list[str]:
+    """Describe `groups` on `coordinator`, their calls pipelined in batches, into `found` (group
+    -> description without offsets, committed offsets) and `failed` (group -> error); returns
+    the groups to describe again on their own (the coordinator moved or its connection dropped)."""
+    again: list[str] = []
+    for start in range(0, len(groups), GROUPS_PER_DESCRIBE_EXCHANGE):
+        batch = groups[start:start + GROUPS_PER_DESCRIBE_EXCHANGE]
+        try:
+            calls = [_describe_calls(client, coordinator, group, include_offsets) for group in batch]
+            answers = iter(client.call_many([call for group_calls in calls for call in group_calls.values()]))
+        except ConnectionFailed:  # every call goes to the coordinator: it is the one lost
+            again += batch
+            continue
+        for group, group_calls in zip(batch, calls):
+            answered = {name: next(answers) for name in group_calls}
+            try:
+                found[group] = _read_description(group, coordinator, answered, include_offsets)
+            except apis.CoordinatorMoved:
+                again.append(group)
+            except OpsError as exc:
+                failed[group] = exc
+    return again
+
+
+def _describe_on(client: KafkaClient, coordinator: Node, group: str,
+                 include_offsets: bool) -> tuple[GroupDescription, Mapping[apis.TopicPartition, int]]:
+    """The group as `coordinator` describes it (without offsets) and its committed offsets, in one
+    pipelined exchange."""
+    calls = _describe_calls(client, coordinator, group, include_offsets)
+    answers = dict(zip(calls, client.call_many(list(calls.values()))))
+    return _read_description(group, coordinator, answers, include_offsets)
+
+
+def _describe_calls(client: KafkaClient, coordinator: Node, group: str, include_offsets: bool) -> dict[str, Call]:
+    """The calls that describe `group`: DescribeGroups, ConsumerGroupDescribe where served,
+    OffsetFetch (with offsets) and GroupctlDescribeGroup on a groupctl coordinator."""
+    calls = {"classic": apis.describe_groups_call(coordinator, [group])}
+    if client.supports(coordinator, consumer_apis.CONSUMER_GROUP_DESCRIBE):
+        calls["consumer"] = consumer_apis.consumer_group_describe_call(coordinator, [group])
+    if include_offsets:
+        calls["offsets"] = apis.offset_fetch_call(coordinator, group)
+    if client.supports(coordinator, DESCRIBE_GROUP_KEY):
+        calls["document"] = apis.groupctl_document_call(coordinator, group)
+    return calls
+
+
+def _read_description(group: str, coordinator: Node, answers: Mapping[str, Any],
+                      include_offsets: bool) -> tuple[GroupDescription, Mapping[apis.TopicPartition, int]]:
+    """The answers to `_describe_calls` (by name) as the group's description (without offsets)
+    and committed offsets: a group ConsumerGroupDescribe describes is a consumer group, any other
+    is as DescribeGroups describes it; NotFound unless the group exists (`check_group_exists`)."""
+    consumer = None
+    if "consumer" in answers:
+        consumer = consumer_apis.parse_consumer_group_describe(answers["consumer"])[0]
+    committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else {}
+    if consumer is not None:
+        return _consumer_description(consumer, coordinator), committed
+    info = apis.parse_describe_groups(answers["classic"])[0]
+    check_group_exists(group, info, committed)
+    return _classic_description(info, _stored_generation(answers.get("document"), group), coordinator), committed
+
+
+def _assigned(described: GroupDescription) -> list[apis.TopicPartition]:
+    return [(t, p) for m in described.members for t, ps in m.assignment.items() for p in ps]
+
+
+def _offsets_of_many(
+    client: KafkaClient, groups: Sequence[tuple[Mapping[apis.TopicPartition, int], Sequence[apis.TopicPartition]]]
+) -> list[tuple[PartitionOffsets, ...]]:
+    """`partition_offsets` of each (committed, assigned) pair, with one Metadata and one
+    ListOffsets per leader for the partitions of all of them."""
+    every = sorted({tp for committed, assigned in groups for tp in (*committed, *assigned)})
+    if not every:
+        return [() for _ in groups]
+    metadata = client.metadata(sorted({t for t, _ in every}))
+    [log_end] = apis.list_offsets(client, metadata, every, [apis.LATEST])
+    return [tuple(PartitionOffsets(t, p, committed.get((t, p)), log_end.get((t, p)))
+                  for t, p in sorted({*committed, *assigned})) for committed, assigned in groups]
+
+
+def only_with_lag(described: GroupDescription) -> GroupDescription:
+    """The description without the partitions known to have no lag (`describe --only-with-lag`):
+    kept are those with lag above 0 and those whose lag is unknown (nothing committed, or no log
+    end: the trouble an operator filters for); left out, those caught up or committed past the
+    log end (lag 0)."""
+    return replace(described, offsets=tuple(o for o in described.offsets if o.lag is None or o.lag > 0))
 
 
 def _stored_generation(response: Any, group: str) -> Optional[int]:

@@ -21,9 +21,13 @@ Invariants:
 - Deleting offsets: a partition without a committed offset is reported per partition and not sent.
 - Resets and imports are dry runs unless `execute=True`; the returned plan says which.
 - Every operation runs through `kafka_apis.with_coordinator`, so it runs again when the
-  coordinator moves. A reset is planned once: a repeated commit sends the same absolute offsets,
-  never a new plan (a second `--shift-by -5` would shift twice), and only if the group is still
-  inactive on the coordinator the commit goes to.
+  coordinator moves. A reset is planned once (`plan_group_reset`) and committed as planned
+  (`apply_plan`): a repeated commit sends the same absolute offsets, never a new plan (a second
+  `--shift-by -5` would shift twice), and only if the group is still inactive on the coordinator
+  the commit goes to.
+- The steps that take an open client (`group_offsets`, `committed_offsets`, `plan_group_reset`,
+  `apply_plan`, `delete_group_offsets`) are what `offsets_many` (several groups) and
+  `offsets_copy` build on; the functions that take a bootstrap open one client per call.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, Optional, TextIO
 
 from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
@@ -40,6 +44,7 @@ from groupctl.ops.groups import check_group_exists, check_group_id
 from groupctl.client.kafka_apis import GroupInfo, TopicPartition
 from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
+from groupctl.ops.plan_csv import CsvPlan, format_csv, parse_csv
 from groupctl.ops.reset import (
     FromFile,
     PlanInputs,
@@ -50,9 +55,7 @@ from groupctl.ops.reset import (
     Target,
     check_exists,
     check_offsets,
-    format_plan_csv,
     lookup_timestamp,
-    parse_plan_csv,
     plan_reset,
     resolve_partitions,
     topics_to_fetch,
@@ -72,6 +75,24 @@ class GroupOffsets:
 
     def to_json(self) -> dict:
         return {"group": self.group, "state": self.state, "offsets": [o.to_json() for o in self.offsets]}
+
+
+@dataclass(frozen=True)
+class GroupCommitted:
+    """A group's committed offsets, what `offsets export` writes."""
+
+    group: str
+    offsets: Mapping[TopicPartition, int]  # sorted
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        return [(t, p, o) for (t, p), o in self.offsets.items()]
+
+    def to_csv(self, with_group: bool = False) -> str:
+        """3-column CSV lines, or 4-column ones (the group first) `with_group`."""
+        return format_csv(self.rows(), self.group if with_group else None)
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "offsets": [{"topic": t, "partition": p, "offset": o} for t, p, o in self.rows()]}
 
 
 @dataclass(frozen=True)
@@ -102,7 +123,7 @@ def check_inactive(group: str, info: GroupInfo) -> None:
         raise refusal(group, info)
 
 
-def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
+def group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
     """The group's state and members (DescribeGroups, and ConsumerGroupDescribe where served: a
     KIP-848 consumer group is described by it alone) and its committed offsets (OffsetFetch), in
     one pipelined exchange."""
@@ -111,40 +132,55 @@ def _group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tu
     return consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group)
 
 
+def group_offsets(client: KafkaClient, group: str) -> GroupOffsets:
+    """`show_offsets` of `group` with an open client."""
+    info, committed = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
+    check_group_exists(group, info, committed)
+    assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
+    return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
+
+
 def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
     """Committed offset, log end and lag per partition (committed or assigned); NotFound for a
     group that neither exists nor has committed offsets."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
-        info, committed = apis.with_coordinator(
-            client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
-        check_group_exists(group, info, committed)
-        assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
-        return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
+        return group_offsets(client, group)
 
 
-def export_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
-    """The group's committed offsets as CSV `topic,partition,offset` lines (sorted), the format
-    `read_plan_file`, `import_offsets` and kafka-consumer-groups.sh `--from-file` read."""
+def committed_offsets(client: KafkaClient, group: str) -> GroupCommitted:
+    """The committed offsets of an existing group (NotFound otherwise), with an open client."""
+    info, committed = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
+    check_group_exists(group, info, committed)
+    return GroupCommitted(group, dict(sorted(committed.items())))
+
+
+def export_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupCommitted:
+    """The group's committed offsets (sorted); `to_csv()` is the format `read_plan_file`,
+    `import_offsets` and kafka-consumer-groups.sh `--from-file` read."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
-        info, committed = apis.with_coordinator(
-            client, group, lambda coordinator: _group_and_offsets(client, coordinator, group))
-    check_group_exists(group, info, committed)
-    return format_plan_csv((t, p, o) for (t, p), o in sorted(committed.items()))
+        return committed_offsets(client, group)
 
 
-def read_plan_file(path: str | Path) -> PlanOffsets:
-    """A CSV plan file -> {(topic, partition): offset} whose `source` is the file's name;
-    BadInput for a missing or malformed file."""
+def read_plan_file(path: str | Path, stdin: Optional[TextIO] = None) -> CsvPlan:
+    """A CSV plan file in either form (`plan_csv`) whose `source` is the file's name, or `stdin`
+    (source "<stdin>") when `path` is "-"; BadInput for a missing, unreadable or malformed file."""
+    if str(path) == "-" and stdin is not None:
+        try:
+            return parse_csv(stdin.read().removeprefix("\ufeff"), source="<stdin>")
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"cannot read the plan from stdin: {exc}") from None
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a spreadsheet's byte order mark is no topic
     except FileNotFoundError:
         raise BadInput(f"plan file '{path}' does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise BadInput(f"cannot read plan file '{path}': {reason}") from None
-    return parse_plan_csv(text, source=str(path))
+    return parse_csv(text, source=str(path))
 
 
 def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]) -> None:
@@ -174,7 +210,7 @@ def commit_offsets(
         before: list[Mapping[TopicPartition, int]] = []  # the offsets seen before the first commit
 
         def run(coordinator: Node) -> ResetPlan:
-            info, committed = _group_and_offsets(client, coordinator, group)
+            info, committed = group_and_offsets(client, coordinator, group)
             metadata = client.metadata(sorted({t for t, _ in offsets}))
             for tp in sorted(offsets):
                 check_exists(tp, metadata.partitions, source)
@@ -186,6 +222,49 @@ def commit_offsets(
                                           for (t, p), o in sorted(offsets.items())), executed=True)
 
         return apis.with_coordinator(client, group, run)
+
+
+def plan_group_reset(client: KafkaClient, group: str, scope: Optional[Scope], target: Target, now_ms: int) -> ResetPlan:
+    """The reset plan of `group` (not executed), with an open client: Refused while the group
+    has members, NotFound when it does not exist, BadInput for what the cluster does not have."""
+
+    def run(coordinator: Node) -> ResetPlan:
+        info, committed = group_and_offsets(client, coordinator, group)
+        check_inactive(group, info)
+        check_group_exists(group, info, committed)
+        metadata = client.metadata(topics_to_fetch(scope, target, committed))
+        partitions = resolve_partitions(scope, target, metadata.partitions, committed)
+        timestamp = lookup_timestamp(target, now_ms)
+        wanted = [apis.EARLIEST, apis.LATEST] + ([timestamp] if timestamp is not None else [])
+        found = apis.list_offsets(client, metadata, partitions, wanted)
+        unknown = [tp for tp in partitions if found[0][tp] is None or found[1][tp] is None]
+        if unknown:
+            topic, partition = unknown[0]
+            raise OpsError(f"cannot read the offset range of {topic}:{partition} (no leader or a partition error)")
+        return plan_reset(group, scope, target, PlanInputs(
+            topic_partitions=metadata.partitions,
+            committed=committed,
+            earliest={tp: o for tp, o in found[0].items() if o is not None},
+            latest={tp: o for tp, o in found[1].items() if o is not None},
+            for_timestamp=found[2] if timestamp is not None else {},
+            timestamp_ms=timestamp,
+        ))
+
+    return apis.with_coordinator(client, group, run)
+
+
+def apply_plan(client: KafkaClient, plan: ResetPlan) -> ResetPlan:
+    """Commit `plan`'s offsets as planned (the executed plan), with an open client: on every
+    attempt (the coordinator may move) the group must still be inactive, and the same offsets
+    are sent, never a new plan."""
+
+    def run(coordinator: Node) -> ResetPlan:
+        info = consumer_apis.describe_group_states(client, coordinator, [plan.group])[0]
+        check_inactive(plan.group, info)
+        _commit(client, coordinator, plan.group, plan.offsets())
+        return replace(plan, executed=True)
+
+    return apis.with_coordinator(client, plan.group, run)
 
 
 def reset_offsets(
@@ -206,39 +285,10 @@ def reset_offsets(
     check_group_id(group)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     with KafkaClient(bootstrap, timeout=timeout) as client:
-        planned: list[ResetPlan] = []  # the plan, once a commit of it has been sent
-
-        def run(coordinator: Node) -> ResetPlan:
-            info, committed = _group_and_offsets(client, coordinator, group)
-            check_inactive(group, info)
-            if planned:  # running again after a commit attempt: send the same offsets
-                _commit(client, coordinator, group, planned[0].offsets())
-                return replace(planned[0], executed=True)
-            check_group_exists(group, info, committed)
-            metadata = client.metadata(topics_to_fetch(scope, target, committed))
-            partitions = resolve_partitions(scope, target, metadata.partitions, committed)
-            timestamp = lookup_timestamp(target, now_ms)
-            wanted = [apis.EARLIEST, apis.LATEST] + ([timestamp] if timestamp is not None else [])
-            found = apis.list_offsets(client, metadata, partitions, wanted)
-            unknown = [tp for tp in partitions if found[0][tp] is None or found[1][tp] is None]
-            if unknown:
-                topic, partition = unknown[0]
-                raise OpsError(f"cannot read the offset range of {topic}:{partition} (no leader or a partition error)")
-            plan = plan_reset(group, scope, target, PlanInputs(
-                topic_partitions=metadata.partitions,
-                committed=committed,
-                earliest={tp: o for tp, o in found[0].items() if o is not None},
-                latest={tp: o for tp, o in found[1].items() if o is not None},
-                for_timestamp=found[2] if timestamp is not None else {},
-                timestamp_ms=timestamp,
-            ))
-            if not execute or not plan.partitions:
-                return plan
-            planned.append(plan)
-            _commit(client, coordinator, group, plan.offsets())
-            return replace(plan, executed=True)
-
-        return apis.with_coordinator(client, group, run)
+        plan = plan_group_reset(client, group, scope, target, now_ms)
+        if not execute or not plan.partitions:
+            return plan
+        return apply_plan(client, plan)
 
 
 def import_offsets(
@@ -257,9 +307,10 @@ def import_offsets(
 
 
 def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition, int],
-                    topic_partitions: Mapping[str, Mapping[int, int]]) -> list[TopicPartition]:
+                    topic_partitions: Mapping[str, Mapping[int, int]], *, only_committed: bool = False) -> list[TopicPartition]:
     """The partitions `scope` names. A named partition must exist in the cluster, unless its
-    topic is gone and the group still has offsets for it (cleaning up after a deleted topic)."""
+    topic is gone and the group still has offsets for it (cleaning up after a deleted topic).
+    A named topic without committed offsets is BadInput, or contributes nothing `only_committed`."""
     if scope.all_topics:
         return sorted(committed)
     partitions: set[TopicPartition] = set()
@@ -269,13 +320,43 @@ def _deletion_scope(group: str, scope: Scope, committed: Mapping[TopicPartition,
             for p in s.partitions:
                 if not gone_with_offsets:
                     check_exists((s.topic, p), topic_partitions)
-                partitions.add((s.topic, p))
+                if (s.topic, p) in committed or not only_committed:
+                    partitions.add((s.topic, p))
             continue
         of_topic = {tp for tp in committed if tp[0] == s.topic}
-        if not of_topic:
+        if not of_topic and not only_committed:
             raise BadInput(f"group '{group}' has no committed offsets for topic '{s.topic}'")
         partitions.update(of_topic)
     return sorted(partitions)
+
+
+def delete_group_offsets(client: KafkaClient, group: str, scope: Scope, *,
+                         only_committed: bool = False) -> tuple[OffsetDeletion, ...]:
+    """`delete_offsets` with an open client; `only_committed` leaves out, without an error, what
+    the group has no committed offset for (`--all-groups`: most groups have none for a topic)."""
+
+    def run(coordinator: Node) -> tuple[OffsetDeletion, ...]:
+        info, committed = group_and_offsets(client, coordinator, group)
+        check_group_exists(group, info, committed)
+        named = sorted({s.topic for s in scope.topics if s.partitions is not None})
+        topic_partitions = client.metadata(named).partitions if named else {}
+        partitions = _deletion_scope(group, scope, committed, topic_partitions, only_committed=only_committed)
+        with_offsets = [tp for tp in partitions if tp in committed]
+        codes = apis.delete_offsets(client, coordinator, group, with_offsets) if with_offsets else {}
+        results = []
+        for topic, partition in partitions:
+            code = codes.get((topic, partition), 0)
+            error: Optional[OpsError] = None
+            if (topic, partition) not in committed:
+                error = NotFound("no committed offset")
+            elif code == GROUP_SUBSCRIBED_TO_TOPIC:
+                error = Refused(f"group '{group}' is subscribed to topic '{topic}'; stop its consumers first")
+            elif code:
+                error = OpsError(f"deleting the offset of {topic}:{partition} failed: {error_name(code)}")
+            results.append(OffsetDeletion(topic, partition, error))
+        return tuple(results)
+
+    return apis.with_coordinator(client, group, run)
 
 
 def delete_offsets(
@@ -288,26 +369,4 @@ def delete_offsets(
     does not exist is BadInput (see `_deletion_scope`)."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
-
-        def run(coordinator: Node) -> tuple[OffsetDeletion, ...]:
-            info, committed = _group_and_offsets(client, coordinator, group)
-            check_group_exists(group, info, committed)
-            named = sorted({s.topic for s in scope.topics if s.partitions is not None})
-            topic_partitions = client.metadata(named).partitions if named else {}
-            partitions = _deletion_scope(group, scope, committed, topic_partitions)
-            with_offsets = [tp for tp in partitions if tp in committed]
-            codes = apis.delete_offsets(client, coordinator, group, with_offsets) if with_offsets else {}
-            results = []
-            for topic, partition in partitions:
-                code = codes.get((topic, partition), 0)
-                error: Optional[OpsError] = None
-                if (topic, partition) not in committed:
-                    error = NotFound("no committed offset")
-                elif code == GROUP_SUBSCRIBED_TO_TOPIC:
-                    error = Refused(f"group '{group}' is subscribed to topic '{topic}'; stop its consumers first")
-                elif code:
-                    error = OpsError(f"deleting the offset of {topic}:{partition} failed: {error_name(code)}")
-                results.append(OffsetDeletion(topic, partition, error))
-            return tuple(results)
-
-        return apis.with_coordinator(client, group, run)
+        return delete_group_offsets(client, group, scope)

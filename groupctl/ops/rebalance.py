@@ -11,6 +11,9 @@ Invariants:
   znode and a rebalance-request znode. Given both, the coordinator is asked: it is the authority.
 - Over `--bootstrap` every request follows the group when its coordinator moves
   (`kafka_apis.GroupCoordinator`, within the client's timeout); a watch keeps going across a move.
+- Two different bounds: a watch's `timeout_s` is how long to watch (`rebalance watch --timeout
+  SECONDS`); each network wait is bounded by the operator's global `--timeout MS`, which the
+  Bootstrap carries over Kafka and `zk_timeout_s` in ZooKeeper (None: the session's default).
 - A group with no document yet is waited for (neither source tells it from one whose first
   members are still joining); its first document is an event whose members all joined.
 - Timing, `reason`, `detail` and `caused_by` come from the document's "rebalance" block
@@ -304,9 +307,10 @@ def _check_source(bootstrap: Optional[BootstrapLike], zk: Optional[str]) -> None
 
 def watch(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
           zk_auth: Optional[str] = None, count: Optional[int] = None,
-          timeout_s: Optional[float] = None) -> Iterator[RebalanceEvent]:
+          timeout_s: Optional[float] = None, zk_timeout_s: Optional[float] = None) -> Iterator[RebalanceEvent]:
     """Each rebalance of `group` completed from now on. Ends after `count` events (None:
-    never); raises Timeout when `timeout_s` runs out first. `zk_auth`: `--zk-auth`, for `zk`."""
+    never); raises Timeout when `timeout_s` runs out first. `zk_auth`: `--zk-auth`, for `zk`;
+    `zk_timeout_s`: the bound of each ZooKeeper wait."""
     _check_source(bootstrap, zk)
     if count is not None and count < 1:
         raise BadInput(f"count must be at least 1, not {count}")
@@ -318,7 +322,7 @@ def watch(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional
     else:
         from groupctl.ops.zk import watch_documents  # kazoo only when ZooKeeper is used
 
-        documents = watch_documents(zk, group, deadline=deadline, auth=zk_auth)
+        documents = watch_documents(zk, group, deadline=deadline, auth=zk_auth, timeout_s=zk_timeout_s)
     seen = 0
     try:
         for event in events(documents):
@@ -333,10 +337,12 @@ def watch(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional
 
 
 def trigger(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
-            zk_auth: Optional[str] = None, reason: Optional[str] = None) -> TriggerResult:
+            zk_auth: Optional[str] = None, reason: Optional[str] = None,
+            zk_timeout_s: Optional[float] = None) -> TriggerResult:
     """Make the group's coordinator start the next rebalance. NotFound for an unknown group,
     Refused for one with nothing to rebalance (no members) or when the coordinator declines.
-    `zk_auth`: `--zk-auth`, for `zk` (the request znode then carries its digest ACL)."""
+    `zk_auth`: `--zk-auth`, for `zk` (the request znode then carries its digest ACL);
+    `zk_timeout_s`: the bound of each ZooKeeper wait."""
     _check_source(bootstrap, zk)
     now_ms = int(time.time() * 1000)
     if bootstrap:
@@ -344,5 +350,5 @@ def trigger(group: str, *, bootstrap: Optional[BootstrapLike] = None, zk: Option
         return TriggerResult(group, "bootstrap", reason, now_ms, already_pending=False, message=note)
     from groupctl.ops.zk import request_rebalance
 
-    pending = request_rebalance(zk, group, reason=reason, now_ms=now_ms, auth=zk_auth)
+    pending = request_rebalance(zk, group, reason=reason, now_ms=now_ms, auth=zk_auth, timeout_s=zk_timeout_s)
     return TriggerResult(group, "zk", reason, now_ms, already_pending=pending)

@@ -18,14 +18,13 @@ Invariants:
   committed offset to latest, as Kafka does.
 
 Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed partitions
-of topics that no longer exist (instead of failing); CSV plans may have a header line, blank lines
-and `#` comments; datetimes accept 1-9 fraction digits and `Z`/`±hh:mm`/`±hhmm`/`±hh` zones (a
-datetime without a zone is UTC, as in Kafka, never the machine's zone).
+of topics that no longer exist (instead of failing); datetimes accept 1-9 fraction digits and
+`Z`/`±hh:mm`/`±hhmm`/`±hh` zones (a datetime without a zone is UTC, as in Kafka, never the
+machine's zone). CSV plans are `groupctl.ops.plan_csv`'s, durations `groupctl.ops.durations`'.
 """
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -252,25 +251,6 @@ def format_utc(ms: int) -> str:
             f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{fraction}Z")
 
 
-_DURATION = re.compile(
-    r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:[.,](\d{1,9}))?S)?)?$", re.IGNORECASE
-)
-
-
-def parse_duration(text: str) -> int:
-    """ISO-8601 "PnDTnHnMn[.n]S" (java.time.Duration's form, non-negative) -> milliseconds."""
-    stripped = text.strip()
-    match = _DURATION.match(stripped)
-    usage = f"cannot parse duration '{text}': expected ISO-8601 PnDTnHnMnS, e.g. PT30M or P1DT12H"
-    if not match or stripped.upper() in ("P", "PT") or stripped.upper().endswith("T"):
-        raise BadInput(usage)
-    days, hours, minutes, seconds, fraction = match.groups()
-    if not any((days, hours, minutes, seconds)):
-        raise BadInput(usage)
-    total_s = int(days or 0) * 86_400 + int(hours or 0) * 3_600 + int(minutes or 0) * 60 + int(seconds or 0)
-    return total_s * 1000 + int((fraction or "0").ljust(3, "0")[:3])
-
-
 # -- explicit offsets: TOPIC:PARTITION=OFFSET and CSV plans ---------------------------------
 
 
@@ -296,57 +276,6 @@ def parse_offset_assignments(texts: Iterable[str]) -> dict[TopicPartition, int]:
     if not offsets:
         raise BadInput("give at least one TOPIC:PARTITION=OFFSET")
     return offsets
-
-
-CSV_HEADER = ("topic", "partition", "offset")
-
-
-def parse_plan_csv(text: str, source: str = "<plan>") -> PlanOffsets:
-    """A CSV plan (`topic,partition,offset` lines) -> {(topic, partition): offset} from `source`.
-
-    Strict: every non-blank, non-comment line has exactly three fields; the first line may be
-    the header. Errors name `source` and the line number.
-    """
-    offsets = PlanOffsets(source=source)
-    first_line: dict[TopicPartition, int] = {}
-    seen_content = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        try:
-            fields = next(csv.reader([stripped]))
-        except csv.Error as exc:
-            raise BadInput(f"{source}:{number}: {exc}") from None
-        fields = [f.strip() for f in fields]
-        if not seen_content and [f.lower() for f in fields] == list(CSV_HEADER):
-            seen_content = True
-            continue
-        seen_content = True
-        if len(fields) != 3:
-            raise BadInput(f"{source}:{number}: expected topic,partition,offset, got '{stripped}'")
-        topic, partition, offset = fields
-        where = f"{source}:{number}"
-        if not _TOPIC_NAME.match(topic):
-            raise BadInput(f"{where}: invalid topic name '{topic}'")
-        for what, value, maximum in (("partition", partition, MAX_PARTITION), ("offset", offset, MAX_OFFSET)):
-            if not _DIGITS.match(value):
-                raise BadInput(f"{where}: {what} '{value}' is not a non-negative integer")
-            if int(value) > maximum:
-                raise BadInput(f"{where}: {what} {value} is too large (at most {maximum})")
-        tp = (topic, int(partition))
-        if tp in offsets:
-            raise BadInput(f"{where}: {_tp(tp)} appears twice (first on line {first_line[tp]})")
-        offsets[tp] = int(offset)
-        first_line[tp] = number
-    if not offsets:
-        raise BadInput(f"{source}: no offsets (expected lines of topic,partition,offset)")
-    return offsets
-
-
-def format_plan_csv(rows: Iterable[tuple[str, int, int]]) -> str:
-    """`topic,partition,offset` lines (no header: kafka-consumer-groups.sh reads it back too)."""
-    return "".join(f"{topic},{partition},{offset}\n" for topic, partition, offset in rows)
 
 
 # -- plans -----------------------------------------------------------------------------------
@@ -379,9 +308,6 @@ class ResetPlan:
 
     def offsets(self) -> dict[TopicPartition, int]:
         return {(p.topic, p.partition): p.new_offset for p in self.partitions}
-
-    def to_csv(self) -> str:
-        return format_plan_csv((p.topic, p.partition, p.new_offset) for p in self.partitions)
 
     def to_json(self) -> dict:
         return {"group": self.group, "executed": self.executed, "timestamp_ms": self.timestamp_ms,

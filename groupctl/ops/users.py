@@ -7,6 +7,8 @@ Invariants:
   salt and salted password travel (as kafka-configs.sh sends them), with --zk only the derived
   StoredKey and ServerKey are written. No result, message or repr holds the password or a key.
 - --bootstrap wins when both sources are given, as for `rebalance trigger`.
+- Waits are bounded by the operator's `--timeout`: over Kafka the Bootstrap carries it, in
+  ZooKeeper `timeout_s` (None: the session's default).
 - With --zk each change is one compare-and-set write (`layout.credentials.altered`, the rule the
   node applies too), computed again from what another writer stored when it loses a race.
 - Through a node, each request names a user once: Kafka refuses a user named twice in one
@@ -26,7 +28,7 @@ from groupctl.client.scram_apis import (
     alter_user_scram_credentials,
     describe_user_scram_credentials,
 )
-from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, ZkSession
+from groupctl.client.zookeeper import ZkSession
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.credentials import (
@@ -78,7 +80,7 @@ class UserChange:
 
 
 def list_users(users: Sequence[str] = (), *, bootstrap: Optional[BootstrapLike] = None, zk: Optional[str] = None,
-               zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[UserCredentials]:
+               zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> list[UserCredentials]:
     """The named users' credentials, in the order named (NotFound for one without any), or
     every user that has a credential, sorted, when none is named."""
     _check_source(bootstrap, zk)
@@ -92,7 +94,7 @@ def list_users(users: Sequence[str] = (), *, bootstrap: Optional[BootstrapLike] 
 
 def add_user(user: str, password: str, *, mechanism: str = scram.MECHANISMS[0],
              iterations: int = defaults.SCRAM_ITERATIONS, bootstrap: Optional[BootstrapLike] = None,
-             zk: Optional[str] = None, zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> UserChange:
+             zk: Optional[str] = None, zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> UserChange:
     """Set `user`'s credential for `mechanism` from `password` (a new user, or a new password)."""
     _check_source(bootstrap, zk)
     _check_user(user)
@@ -116,7 +118,7 @@ def add_user(user: str, password: str, *, mechanism: str = scram.MECHANISMS[0],
 
 
 def remove_user(user: str, *, mechanism: Optional[str] = None, bootstrap: Optional[BootstrapLike] = None,
-                zk: Optional[str] = None, zk_auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> UserChange:
+                zk: Optional[str] = None, zk_auth: Optional[str] = None, timeout_s: Optional[float] = None) -> UserChange:
     """Remove `user`'s credential for `mechanism`, or every credential it has (None).
     NotFound when it has none (for that mechanism)."""
     _check_source(bootstrap, zk)
@@ -179,7 +181,7 @@ def _error(code: int, message: Optional[str]) -> str:
 # -- directly in ZooKeeper --------------------------------------------------------------------
 
 
-def _list_in_zk(connect: str, auth: Optional[str], names: list[str], timeout_s: float) -> list[UserCredentials]:
+def _list_in_zk(connect: str, auth: Optional[str], names: list[str], timeout_s: Optional[float]) -> list[UserCredentials]:
     every = not names
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         if every:
@@ -196,7 +198,7 @@ def _list_in_zk(connect: str, auth: Optional[str], names: list[str], timeout_s: 
 
 
 def _alter_in_zk(connect: str, auth: Optional[str], user: str, *, delete: Optional[Sequence[str]],
-                 upsert: dict[str, ScramCredential], timeout_s: float) -> tuple[str, ...]:
+                 upsert: dict[str, ScramCredential], timeout_s: Optional[float]) -> tuple[str, ...]:
     """Apply one change with compare-and-set; the mechanisms deleted. `delete` None: all."""
     path = user_path(user)
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:

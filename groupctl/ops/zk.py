@@ -4,7 +4,8 @@ Invariants:
 - Read-only but for one write, a rebalance request (`request_rebalance`): a znode the
   coordinator watches.
 - One bounded session per call (`groupctl.client.zookeeper.ZkSession`): connecting and every
-  request within `timeout_s`, default 6 s; running out of time is `Unreachable`, never a hang.
+  request within `timeout_s` (the operator's `--timeout`; None: the session's default, 6 s);
+  running out of time is `Unreachable`, never a hang.
 - Every call takes `auth`, the operator's `--zk-auth` value (None: no credentials), for
   ZooKeeper trees whose znodes carry ACLs (docs/security.md); a znode the ACLs keep from these
   credentials is `Refused` naming it.
@@ -32,7 +33,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from groupctl.client.zookeeper import DEFAULT_TIMEOUT_S, Znode, ZnodeStat, ZkSession, normalize_path
+from groupctl.client.zookeeper import Znode, ZnodeStat, ZkSession, normalize_path
 from groupctl.coordinator.placement import DEFAULT_GROUP_PARTITIONS, group_partition
 from groupctl.errors import BadInput, NotFound, OpsError, Refused, Timeout, Unreachable
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
@@ -140,7 +141,7 @@ class ZkCoordinator:
                 "partition": self.partition, "epoch": self.epoch}
 
 
-def zk_get(connect: str, path: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Znode:
+def zk_get(connect: str, path: str, *, auth: Optional[str] = None, timeout_s: Optional[float] = None) -> Znode:
     path = normalize_path(path)
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         node = session.get(path)
@@ -150,7 +151,7 @@ def zk_get(connect: str, path: str, *, auth: Optional[str] = None, timeout_s: fl
 
 
 def zk_ls(connect: str, path: str, *, auth: Optional[str] = None,
-          timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeChildren:
+          timeout_s: Optional[float] = None) -> ZnodeChildren:
     path = normalize_path(path)
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
         children = session.children(path)
@@ -161,7 +162,7 @@ def zk_ls(connect: str, path: str, *, auth: Optional[str] = None,
 
 def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPTH,
             max_nodes: int = DEFAULT_TREE_NODES, auth: Optional[str] = None,
-            timeout_s: float = DEFAULT_TIMEOUT_S) -> ZnodeTree:
+            timeout_s: Optional[float] = None) -> ZnodeTree:
     """The znodes below `path` (itself included, depth 0), depth first in name order, at most
     `max_nodes` entries and `max_depth` levels below `path`."""
     path = normalize_path(path)
@@ -193,7 +194,7 @@ def zk_tree(connect: str, path: str = "/", *, max_depth: int = DEFAULT_TREE_DEPT
     return ZnodeTree(path, tuple(entries), truncated, max_depth, max_nodes)
 
 
-def zk_show(connect: str, group: str, *, auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkGroup:
+def zk_show(connect: str, group: str, *, auth: Optional[str] = None, timeout_s: Optional[float] = None) -> ZkGroup:
     """The group's stored document and offsets; the legacy 0.8 layout when groupctl's has no
     such group. NotFound when neither has it."""
     with ZkSession(connect, auth=auth, timeout_s=timeout_s) as session:
@@ -311,7 +312,7 @@ def _legacy_partition_values(session: ZkSession, path: str, read: Any) -> dict[s
 
 
 def coordinator_from_zk(connect: str, group: str, *, auth: Optional[str] = None,
-                        timeout_s: float = DEFAULT_TIMEOUT_S) -> ZkCoordinator:
+                        timeout_s: Optional[float] = None) -> ZkCoordinator:
     """The node that coordinates `group`: the leader of its group partition (partition count from
     `/coordinators/config`, 50 when absent), whose address is its `/brokers/ids` registration.
     One fallback: a partition that has never had a leader (no `/coordinators/partitions/<p>`)
@@ -392,7 +393,7 @@ def parse_broker(node_id: int, node: Znode) -> Optional[BrokerRegistration]:
 
 
 def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms: int,
-                      auth: Optional[str] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
+                      auth: Optional[str] = None, timeout_s: Optional[float] = None) -> bool:
     """Ask the group's coordinator for a rebalance through ZooKeeper; True when a request was
     already pending (its reason and time are then replaced). NotFound for a group without a
     document; Refused for a group without members (there is nothing to rebalance)."""
@@ -412,7 +413,7 @@ def request_rebalance(connect: str, group: str, *, reason: Optional[str], now_ms
 
 
 def watch_documents(connect: str, group: str, *, deadline: Optional[float] = None, auth: Optional[str] = None,
-                    timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[Optional[StoredDocument]]:
+                    timeout_s: Optional[float] = None) -> Iterator[Optional[StoredDocument]]:
     """The group's current document (None when it has none), then every document whose
     `milestone` differs from the last one yielded (a new generation; for a consumer group also
     its settling at an epoch), and None when the group is deleted. Returns when
@@ -424,11 +425,12 @@ def watch_documents(connect: str, group: str, *, deadline: Optional[float] = Non
 
 
 def zk_watch(connect: str, group: str, *, count: Optional[int] = None, timeout_s: Optional[float] = None,
-             auth: Optional[str] = None, connect_timeout_s: float = DEFAULT_TIMEOUT_S) -> Iterator[StoredDocument]:
+             auth: Optional[str] = None, connect_timeout_s: Optional[float] = None) -> Iterator[StoredDocument]:
     """Each new group document (a generation different from the previous one; for a consumer
     group, a new group epoch and the group settling at it), starting after the current one.
     Ends after `count` documents (None: never); raises Timeout when `timeout_s` runs out first.
-    A group that does not exist yet is waited for."""
+    A group that does not exist yet is waited for. `connect_timeout_s` bounds connecting and each
+    read (None: the session's default), not the watch."""
     if count is not None and count < 1:
         raise BadInput(f"count must be at least 1, not {count}")
     if timeout_s is not None and timeout_s <= 0:

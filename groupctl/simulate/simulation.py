@@ -36,8 +36,8 @@ from groupctl.simulate.rules import GroupView, ProtocolRules, SimulatedMember
 
 CHECK_INTERVAL_S = 0.25
 LEAVE_BOUND_S = 10.0
-STARTUP_BOUND_S = 10.0
-DESCRIBE_BOUND_S = 5.0  # a check whose answer takes longer counts as "not stable"  # finding the coordinator: an unreachable cluster fails the command within it
+STARTUP_BOUND_S = 10.0  # finding the coordinator, without --timeout: an unreachable cluster fails the command within it
+DESCRIBE_BOUND_S = 5.0  # a check whose answer takes longer counts as "not stable"
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,8 @@ class Simulation:
         return "interrupt"
 
     async def _start_up(self, ctx: SimulationContext) -> None:
-        await ctx.link.find(timeout_s=STARTUP_BOUND_S)
+        given = getattr(self.settings.bootstrap, "timeout_s", None)  # the CLI's --timeout, if any
+        await ctx.link.find(timeout_s=given if given is not None else STARTUP_BOUND_S)
         await self._learn_subscription(ctx)
 
     def _summary_before_start(self, ended_by: str) -> Summary:

@@ -131,9 +131,9 @@ def run(args: list[str]):
                                               "GROUPCTL_SPARK_MASTER": None}, catch_exceptions=False)
 
 
-def run_json(args: list[str]) -> dict:
+def run_json(args: list[str], status: int = 0) -> dict:
     result = run([*args, *MASTER, "--output", "json"])
-    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert result.exit_code == status, (result.stdout, result.stderr)
     return json.loads(result.stdout)
 
 
@@ -185,6 +185,24 @@ def test_lag_all_partitions_lists_ok_partitions_too(spark, dataset):
     rows = [line.split()[:4] for line in result.stdout.splitlines() if line.startswith("healthy  ")]
     assert rows[1:] == [["healthy", "orders", "0", "OK"], ["healthy", "orders", "1", "OK"]]
     assert "not shown" not in result.stdout
+
+
+def test_lag_fail_on_exits_3_after_printing_when_a_group_is_at_or_above_the_threshold(spark, dataset):
+    result = run(["analyze", "lag", str(dataset), "--window", "3", "--fail-on", "err", *MASTER])
+    assert result.exit_code == 3, result.stderr
+    assert result.stdout.splitlines()[0].startswith("Lag at ")  # the results first, in full
+    assert result.stderr.splitlines() == [
+        "groupctl: lag check failed: 2 group(s) at ERR or worse: re[wound] ERR, stuck ERR"]
+    report = run_json(["analyze", "lag", str(dataset), "--window", "3", "--fail-on", "WARN", "-g", "slow"],
+                      status=3)
+    assert [(g["group"], g["status"]) for g in report["groups"]] == [("slow", "WARN")]
+
+
+def test_lag_fail_on_passes_below_the_threshold_and_fails_on_a_group_not_in_the_data(spark, dataset):
+    assert run(["analyze", "lag", str(dataset), "--window", "3", "--fail-on", "err", "-g", "slow", "-g",
+                "healthy", *MASTER]).exit_code == 0
+    missing = run(["analyze", "lag", str(dataset), "--window", "3", "--fail-on", "err", "-g", "ghost", *MASTER])
+    assert missing.exit_code == 3 and "ghost NOTFOUND" in missing.stderr
 
 
 def test_lag_at_evaluates_the_samples_up_to_that_time(spark, dataset):
@@ -291,6 +309,7 @@ def test_lag_plot_writes_a_png(spark, dataset, tmp_path):
     (["--since", "2025-11-21T06:00:00Z", "--until", "2025-11-21T05:00:00Z"], ("--since is after --until",)),
     (["--plot", "/nonexistent-dir/lag.png"], ("--plot", "does not exist")),
     (["--conf", "spark.sql.shuffle.partitions"], ("--conf 'spark.sql.shuffle.partitions': expected KEY=VALUE",)),
+    (["--fail-on", "stop"], ("--fail-on", "'stop' is not one of")),
 ])
 def test_lag_rejects_bad_options_before_starting_spark(args, fragments, tmp_path):
     assert_one_line_error(run(["analyze", "lag", str(tmp_path), *args]), 2, *fragments)

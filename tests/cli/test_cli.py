@@ -9,7 +9,6 @@ command calls with one returning known data (ops itself is tested against real s
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -28,17 +27,11 @@ from groupctl.ops.lag import PartitionOffsets
 from groupctl.ops.rebalance import MemberRef, PartitionMove, RebalanceEvent
 from groupctl.ops.reset import PlannedOffset, ResetPlan
 from tests.support.cli import assert_one_line_error
+from tests.support.ports import closed_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
                  "assignment_epoch", "assignor", "coordinator", "members", "offsets"]
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -208,7 +201,6 @@ def test_reset_rejects_a_negative_target_offset(unreachable):
     (["offsets", "reset", "g", "--all-topics", "--to-offset", "abc"], "--to-offset"),
     (["offsets", "reset", "g", "--all-topics", "--shift-by", "1.5"], "--shift-by"),
     (["offsets", "reset", "g", "--bogus"], "--bogus"),
-    (["offsets", "reset"], "GROUP"),
     (["group", "list", "--output", "yaml"], "--output"),
     (["--output", "yaml", "group", "list"], "--output"),
     (["no-such-command"], "no-such-command"),
@@ -333,17 +325,20 @@ def test_describe_table_shows_unknown_values_as_dashes_and_owners_per_partition(
     result = run(["--bootstrap", "h:1", "group", "describe", "orders"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert any(line.split()[:5] == ["orders", "Stable", "consumer", "range", "-"] for line in lines), result.stdout
-    assert any(line.split() == ["payments", "0", "5", "12", "7", "app-1-abc"] for line in lines), result.stdout
-    assert any(line.split() == ["payments", "1", "-", "4", "-", "app-1-abc"] for line in lines), result.stdout
+    assert ["orders", "127.0.0.1:9093", "(3)", "range", "Stable", "1", "consumer", "-", "classic"] in [
+        line.split() for line in lines], result.stdout
+    assert any(line.split() == ["orders", "payments", "0", "5", "12", "7", "app-1-abc", "/127.0.0.1", "app-1"]
+               for line in lines), result.stdout
+    assert any(line.split() == ["orders", "payments", "1", "-", "4", "-", "app-1-abc", "/127.0.0.1", "app-1"]
+               for line in lines), result.stdout
     assert "\x1b" not in result.output
 
 
 def test_a_committed_offset_past_the_log_end_has_lag_0_marked_ahead_in_describe(described):
     table = run(["--bootstrap", "h:1", "group", "describe", "orders", "--offsets"])
     document = json.loads(run(["--bootstrap", "h:1", "--output", "json", "group", "describe", "orders"]).stdout)
-    assert any(line.split() == ["payments", "2", "30", "20", "0", "(ahead)", "-"] for line in table.stdout.splitlines()), \
-        table.stdout
+    assert any(line.split() == ["orders", "payments", "2", "30", "20", "0", "(ahead)", "-", "-", "-"]
+               for line in table.stdout.splitlines()), table.stdout
     assert [(o["lag"], o["ahead_of_log_end"]) for o in document["offsets"]] == [(7, False), (None, False), (0, True)]
 
 
@@ -367,7 +362,8 @@ def test_describe_members_does_not_ask_for_offsets(described):
     assert described == [("h:1", "orders", False)]
 
 
-SECTION_HEADERS = {"state": "GROUP", "members": "MEMBER-ID", "offsets": "TOPIC"}
+SECTION_HEADERS = {"state": "COORDINATOR", "members": "CONSUMER-ID", "offsets": "TOPIC"}
+"""The second column of each section's header (every section's first is GROUP)."""
 
 
 @pytest.mark.parametrize("flags, sections", [
@@ -382,8 +378,7 @@ SECTION_HEADERS = {"state": "GROUP", "members": "MEMBER-ID", "offsets": "TOPIC"}
 def test_describe_section_flags_combine_and_none_shows_every_section(described, flags, sections):
     result = run(["--bootstrap", "h:1", "group", "describe", "orders", *flags])
     assert result.exit_code == 0, result.output
-    headers = [line.split()[0] for line in result.stdout.splitlines() if line.split() and line.split()[0] in
-               SECTION_HEADERS.values()]
+    headers = [line.split()[1] for line in result.stdout.splitlines() if line.split()[:1] == ["GROUP"]]
     assert headers == [SECTION_HEADERS[s] for s in sections], result.stdout
     assert described == [("h:1", "orders", "offsets" in sections)]
 
@@ -513,7 +508,7 @@ def event(generation: int) -> RebalanceEvent:
 
 @pytest.fixture
 def rebalances(monkeypatch):
-    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None):
+    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None, zk_timeout_s=None):
         yield from (event(g) for g in range(5, 5 + (count or 2)))
 
     monkeypatch.setattr("groupctl.ops.rebalance.watch", fake)

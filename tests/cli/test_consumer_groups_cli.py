@@ -118,16 +118,29 @@ def test_describe_state_verbose_has_the_kafka_4_columns_for_both_group_types(des
     assert rows(classic.stdout) == [header, ["orders", "127.0.0.1:9093", "(3)", "range", "Stable", "-", "-", "1"]]
 
 
-def test_describe_without_verbose_keeps_its_columns_and_adds_the_group_type_last(describing):
+def test_describe_without_verbose_has_kafka_consumer_groups_columns_first_and_groupctls_after(describing):
     consumer = rows(run(["--bootstrap", "h:1", "group", "describe", "readers", "--state", "--members"]).stdout)
-    classic = rows(run(["--bootstrap", "h:1", "group", "describe", "orders", "--state"]).stdout)
+    classic = rows(run(["--bootstrap", "h:1", "group", "describe", "orders", "--state", "--members"]).stdout)
 
-    assert consumer[0] == ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS", "COORDINATOR", "TYPE"]
-    assert consumer[1] == ["readers", "Reconciling", "consumer", "uniform", "7", "2", "3", "(127.0.0.1:9093)",
+    assert consumer[0] == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS",
+                           "PROTOCOL-TYPE", "GENERATION", "TYPE"]
+    assert consumer[1] == ["readers", "127.0.0.1:9093", "(3)", "uniform", "Reconciling", "2", "consumer", "7",
                            "consumer"]
-    assert consumer[2] == ["MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"]
-    assert consumer[3] == ["a-1", "app-a", "/127.0.0.1", "audit:0", "events:0,1,2"]
-    assert classic[1] == ["orders", "Stable", "consumer", "range", "4", "1", "3", "(127.0.0.1:9093)", "classic"]
+    assert consumer[2:] == [["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"],
+                            ["readers", "a-1", "/127.0.0.1", "app-a", "4", "audit:0;events:0,1,2"],
+                            ["readers", "b-1", "/127.0.0.2", "app-b", "0", "-"]]
+    assert classic[1] == ["orders", "127.0.0.1:9093", "(3)", "range", "Stable", "1", "consumer", "4", "classic"]
+    assert classic[2:] == [["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                            "ASSIGNMENT"],
+                           ["orders", "app-1-x", "i-1", "/127.0.0.1", "app-1", "2", "payments:0,1"]]
+
+
+def test_describe_offsets_is_kafka_consumer_groups_table_with_each_owners_id_host_and_client_id(describing):
+    table = rows(run(["--bootstrap", "h:1", "group", "describe", "readers", "--offsets"]).stdout)
+
+    assert table == [["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                      "CLIENT-ID"],
+                     ["readers", "events", "0", "5", "12", "7", "a-1", "/127.0.0.1", "app-a"]]
 
 
 # -- group list ----------------------------------------------------------------------------------
@@ -137,8 +150,8 @@ def test_describe_without_verbose_keeps_its_columns_and_adds_the_group_type_last
 def listing(monkeypatch):
     calls = []
 
-    def fake(bootstrap, states=(), types=()):
-        calls.append((tuple(states), tuple(types)))
+    def fake(bootstrap, states=(), types=(), topics=()):
+        calls.append((tuple(states), tuple(types), tuple(topics)))
         return (GroupListing("orders", "Stable", "consumer", NODE, "classic"),
                 GroupListing("readers", "Reconciling", "consumer", NODE, "consumer"))
 
@@ -154,7 +167,7 @@ def test_group_list_shows_each_groups_type_and_passes_the_type_filter_on(listing
                                   ["orders", "Stable", "consumer", "3", "(127.0.0.1:9093)", "classic"],
                                   ["readers", "Reconciling", "consumer", "3", "(127.0.0.1:9093)", "consumer"]]
     assert [g["group_type"] for g in document] == ["classic", "consumer"]
-    assert listing == [((), ("consumer", "classic")), ((), ())]
+    assert listing == [((), ("consumer", "classic"), ()), ((), (), ())]
 
 
 @pytest.fixture
@@ -183,7 +196,7 @@ def consumer_event(generation: int, previous: int, state: str) -> RebalanceEvent
 
 
 def test_rebalance_watch_prints_a_consumer_groups_new_epoch_and_its_becoming_stable(monkeypatch):
-    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None):
+    def fake(group, *, bootstrap=None, zk=None, zk_auth=None, count=None, timeout_s=None, zk_timeout_s=None):
         yield from (consumer_event(7, 6, "Reconciling"), consumer_event(7, 7, "Stable"))
 
     monkeypatch.setattr("groupctl.ops.rebalance.watch", fake)
@@ -208,7 +221,7 @@ def test_zk_watch_prints_a_consumer_groups_epochs_state_and_assignor(monkeypatch
         topics={"t-id": "events"}, subscribed={"t-id": 1}, members=(member,), ownership={"events": {"0": "a-1"}},
         coordinator=0, updated_at_ms=1)
     monkeypatch.setattr("groupctl.ops.zk.zk_watch",
-                        lambda zk, group, *, count=None, timeout_s=None, auth=None: iter([StoredDocument(document, document.to_json())]))
+                        lambda zk, group, *, count=None, timeout_s=None, auth=None, connect_timeout_s=None: iter([StoredDocument(document, document.to_json())]))
 
     result = run(["--zk", "z:1", "zk", "watch", "readers", "--count", "1"])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,19 +21,14 @@ from typer.testing import CliRunner
 
 from groupctl.cli.app import app
 from groupctl.cli.context import CliEnv
-from groupctl.cli.errors import BadInput
 from groupctl.cli.lag import parse_duration
+from groupctl.errors import BadInput
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.ports import closed_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_KEYS = ["out", "cluster", "rounds", "failed_rounds", "rows", "files", "skipped_groups", "missed_slots",
                 "ended_by"]
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def run(args: list[str], bootstrap: str | None = None, obj: CliEnv | None = None):

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import signal
-import socket
 import time
 
 import pytest
@@ -27,6 +26,7 @@ from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 from groupctl.simulate.simulation import Snapshot, Summary
 from tests.support.cli import assert_one_line_error
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.ports import closed_port
 
 TOPIC, PARTITIONS = "orders", 6
 TRANSITION_KEYS = ["event", "member_id", "from", "to", "epoch", "at_ms"]
@@ -35,12 +35,6 @@ TRANSITION_KEYS = ["event", "member_id", "from", "to", "epoch", "at_ms"]
 def run(args: list[str], env: dict | None = None):
     return CliRunner().invoke(app, args, env={"GROUPCTL_BOOTSTRAP": None, "GROUPCTL_ZK": None, **(env or {})},
                               catch_exceptions=False)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def simulate(*options: str) -> list[str]:

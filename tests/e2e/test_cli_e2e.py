@@ -20,7 +20,6 @@ import os
 import pty
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -38,6 +37,7 @@ from tests.support.consumers import ConsumerProcess
 from tests.support.polling import wait_until
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.fixtures import require
+from tests.support.ports import closed_port
 
 pytestmark = pytest.mark.zookeeper
 
@@ -252,12 +252,14 @@ def test_describe_of_an_unknown_group_says_it_does_not_exist(cluster):
 
 def test_describe_members_and_offsets_flags_show_both_sections(cluster, live):
     wait_until(lambda: stable_member(cluster, "live", "live-app"), 30, interval=0.5, message="live Stable")
-    first_words = [line.split()[0] for line in cluster.ok("group", "describe", "live", "--members", "--offsets")
-                   .stdout.splitlines() if line.strip()]
-    assert first_words[0] == "MEMBER-ID" and "GROUP" not in first_words, first_words
-    assert first_words[first_words.index("TOPIC") + 1:] == [EVENTS] * EVENTS_PARTITIONS, first_words  # with its rows
-    everything = [line.split()[0] for line in cluster.ok("group", "describe", "live").stdout.splitlines() if line.strip()]
-    assert [w for w in everything if w in ("GROUP", "MEMBER-ID", "TOPIC")] == ["GROUP", "MEMBER-ID", "TOPIC"]
+    # Every table starts with GROUP; the second column tells the section (state: COORDINATOR (ID)).
+    second_words = [line.split()[1] for line in cluster.ok("group", "describe", "live", "--members", "--offsets")
+                    .stdout.splitlines() if line.strip()]
+    assert second_words[0] == "CONSUMER-ID" and "COORDINATOR" not in second_words, second_words
+    assert second_words[second_words.index("TOPIC") + 1:] == [EVENTS] * EVENTS_PARTITIONS, second_words  # its rows
+    everything = [line.split()[1] for line in cluster.ok("group", "describe", "live").stdout.splitlines() if line.strip()]
+    assert [w for w in everything if w in ("COORDINATOR", "CONSUMER-ID", "TOPIC")] == [
+        "COORDINATOR", "CONSUMER-ID", "TOPIC"]
     described = cluster.json("group", "describe", "live", "--members", "--offsets")
     assert list(described) == DESCRIBE_KEYS and described["members"] and described["offsets"]
 
@@ -265,7 +267,8 @@ def test_describe_members_and_offsets_flags_show_both_sections(cluster, live):
 def test_a_committed_offset_past_the_log_end_shows_lag_0_flagged_ahead(cluster):
     group = fresh_group(cluster, {(EVENTS, 0): 100, (EVENTS, 1): 7})  # events:0 ends at 4, events:1 at 7
     expected = [(EVENTS, 0, 100, 4, 0, True), (EVENTS, 1, 7, 7, 0, False)]
-    for command, row in ((["group", "describe", group, "--offsets"], [EVENTS, "0", "100", "4", "0", "(ahead)", "-"]),
+    for command, row in ((["group", "describe", group, "--offsets"],
+                          [group, EVENTS, "0", "100", "4", "0", "(ahead)", "-", "-", "-"]),
                          (["offsets", "show", group], [group, EVENTS, "0", "100", "4", "0", "(ahead)"])):
         rows = cluster.json(*command)["offsets"]
         assert [tuple(r.values()) for r in rows] == expected, command
@@ -730,12 +733,6 @@ def test_a_wrong_chroot_fails_with_one_line_hinting_at_the_chroot(cluster, comma
 
 
 # -- unreachable sources, measured on the installed command -----------------------------------
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("args", [["--zk", "ZK", "zk", "ls", "/"], ["--zk", "ZK", "coordinator", "find", "g"],

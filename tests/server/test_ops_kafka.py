@@ -473,7 +473,7 @@ def test_an_imported_plan_naming_an_unknown_partition_names_the_file(idle_group,
     bootstrap, _ = events
     plan_file = tmp_path / "plan.csv"
     plan_file.write_text("events,0,1\nevents,5,1\n")
-    planned = offsets.read_plan_file(plan_file)
+    planned = offsets.read_plan_file(plan_file).offsets_for(idle_group)
     message = rf"^{plan_file}: unknown partition events:5 \(topic 'events' has partitions 0-1\)$"
     with pytest.raises(BadInput, match=message):
         offsets.import_offsets(bootstrap, idle_group, planned)
@@ -536,11 +536,11 @@ def test_offsets_of_an_unknown_group_are_not_found(operation, coordinator):
 
 def test_export_edit_import_round_trip(idle_group, events, tmp_path):
     bootstrap, _ = events
-    exported = offsets.export_offsets(bootstrap, idle_group)
+    exported = offsets.export_offsets(bootstrap, idle_group).to_csv()
     assert exported == "events,0,6\nevents,1,6\n"
     plan_file = tmp_path / "plan.csv"
     plan_file.write_text(exported.replace("events,1,6", "events,1,1"))
-    planned = offsets.read_plan_file(plan_file)
+    planned = offsets.read_plan_file(plan_file).offsets_for(idle_group)
 
     dry = offsets.import_offsets(bootstrap, idle_group, planned)
     assert not dry.executed and dry.offsets() == {("events", 0): 6, ("events", 1): 1}
@@ -549,7 +549,7 @@ def test_export_edit_import_round_trip(idle_group, events, tmp_path):
     done = offsets.import_offsets(bootstrap, idle_group, planned, execute=True)
     assert done.executed
     assert committed_by_kafka_python(bootstrap, idle_group) == {("events", 0): 6, ("events", 1): 1}
-    assert offsets.export_offsets(bootstrap, idle_group) == "events,0,6\nevents,1,1\n"
+    assert offsets.export_offsets(bootstrap, idle_group).to_csv() == "events,0,6\nevents,1,1\n"
 
 
 def test_reading_a_missing_or_malformed_plan_file_is_bad_input(tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupctl.lag.rules import Rules, group_status, partition_status
+from groupctl.lag.rules import FailOn, Rules, fails_check, group_status, partition_status
 from groupctl.lag.window import PartitionWindow, Reading, Sample, partition_window
 from tests.support.lag_histories import at, commits, gone, sample
 
@@ -221,3 +221,11 @@ def test_negative_allowed_lag_is_refused():
 ])
 def test_group_is_as_bad_as_its_worst_partition(statuses, expected):
     assert group_status(statuses) == expected
+
+
+@pytest.mark.parametrize("status, fail_on, fails", [
+    ("OK", FailOn.WARN, False), ("WARN", FailOn.WARN, True), ("ERR", FailOn.WARN, True),
+    ("OK", FailOn.ERR, False), ("WARN", FailOn.ERR, False), ("ERR", FailOn.ERR, True),
+    ("NOTFOUND", FailOn.WARN, True), ("NOTFOUND", FailOn.ERR, True)])
+def test_a_check_fails_on_a_group_at_or_above_its_threshold_or_not_found(status, fail_on, fails):
+    assert fails_check(status, fail_on) is fails

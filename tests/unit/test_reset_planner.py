@@ -1,6 +1,6 @@
 """The offset-reset planner (groupctl.ops.reset): every target and scope over fetched data,
-clamping, and the parsers behind the CLI's options (datetimes, durations, TOPIC:PARTITION=OFFSET,
-scopes, CSV plans)."""
+clamping, and the parsers behind the CLI's options (datetimes, TOPIC:PARTITION=OFFSET, scopes).
+CSV plans: tests/unit/test_plan_csv.py; durations: tests/unit/test_durations.py."""
 
 from __future__ import annotations
 
@@ -28,15 +28,12 @@ from groupctl.ops.reset import (
     ToLatest,
     ToOffset,
     TopicScope,
-    format_plan_csv,
     format_utc,
     lookup_timestamp,
     make_scope,
     parse_datetime,
-    parse_duration,
     parse_offset_assignment,
     parse_offset_assignments,
-    parse_plan_csv,
     parse_topic_scope,
     plan_reset,
     topics_to_fetch,
@@ -278,12 +275,6 @@ def test_unknown_partitions_of_a_plan_file_are_reported_naming_the_file(offsets,
         plan_reset("g", None, target, inputs())
 
 
-def test_a_parsed_csv_plan_remembers_its_source():
-    offsets = parse_plan_csv("orders,0,5\n", "plan.csv")
-    assert offsets == {("orders", 0): 5} and offsets.source == "plan.csv"
-    assert FromFile(offsets).source == "plan.csv"
-
-
 @pytest.mark.parametrize("make, message", [
     (lambda: ToOffset(MAX_OFFSET + 1), "offset 9223372036854775808 is out of range"),
     (lambda: ShiftBy(-MAX_OFFSET - 1), "shift -9223372036854775808 is out of range"),
@@ -310,7 +301,6 @@ def test_plans_record_the_committed_offset_they_replace_and_are_not_executed():
         {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50, "clamped_from": None},
         {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10, "clamped_from": None},
     ]}
-    assert plan.to_csv() == "orders,0,50\norders,2,10\n"
 
 
 # -- properties ------------------------------------------------------------------------------
@@ -347,14 +337,7 @@ def test_to_offset_and_from_file_always_land_within_earliest_and_latest(partitio
         assert new == min(max(offset, earliest), latest)
 
 
-@given(st.dictionaries(st.tuples(st.from_regex(r"[A-Za-z0-9._-]{1,20}", fullmatch=True), st.integers(0, 999)),
-                       st.integers(0, 10**15), min_size=1, max_size=20))
-def test_a_csv_plan_reads_back_what_was_written(offsets):
-    text = format_plan_csv((t, p, o) for (t, p), o in sorted(offsets.items()))
-    assert parse_plan_csv(text) == offsets
-
-
-# -- datetimes and durations -------------------------------------------------------------------
+# -- datetimes -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("text, expected_ms", [
@@ -423,26 +406,6 @@ def test_unparseable_datetimes_are_bad_input_showing_the_expected_form(text):
         parse_datetime(text)
 
 
-@pytest.mark.parametrize("text, expected_ms", [
-    ("PT30M", 1_800_000),
-    ("P1D", 86_400_000),
-    ("P1DT2H3M4S", 93_784_000),
-    ("PT0.5S", 500),
-    ("PT1,25S", 1_250),
-    ("pt10s", 10_000),
-    ("PT0S", 0),
-    ("P2DT0H", 172_800_000),
-])
-def test_durations_parse_to_milliseconds(text, expected_ms):
-    assert parse_duration(text) == expected_ms
-
-
-@pytest.mark.parametrize("text", ["", "P", "PT", "P1DT", "30M", "PT-5M", "P1W", "P1Y", "PT1H2", "PT1.S", "P1H", "1h"])
-def test_unparseable_durations_are_bad_input_showing_the_expected_form(text):
-    with pytest.raises(BadInput, match=r"cannot parse duration .*PnDTnHnMnS"):
-        parse_duration(text)
-
-
 # -- TOPIC:PARTITION=OFFSET -------------------------------------------------------------------
 
 
@@ -480,30 +443,3 @@ def test_conflicting_or_missing_offset_assignments_are_bad_input():
         parse_offset_assignments(["orders:0=1", "orders:0=2"])
     with pytest.raises(BadInput, match="at least one"):
         parse_offset_assignments([])
-
-
-# -- CSV plans -------------------------------------------------------------------------------
-
-
-def test_csv_plans_allow_a_header_blank_lines_comments_and_spaces():
-    text = "topic,partition,offset\n\n# exported by hand\n orders , 0 , 5 \norders,1,7\r\n"
-    assert parse_plan_csv(text, "plan.csv") == {("orders", 0): 5, ("orders", 1): 7}
-
-
-@pytest.mark.parametrize("text, message", [
-    ("orders,0,5\norders,1\n", r"plan.csv:2: expected topic,partition,offset, got 'orders,1'"),
-    ("orders,0,5\n\norders,1,2,3\n", r"plan.csv:3: expected topic,partition,offset"),
-    ("orders,zero,5\n", r"plan.csv:1: partition 'zero' is not a non-negative integer"),
-    ("orders,0,-5\n", r"plan.csv:1: offset '-5' is not a non-negative integer"),
-    ("orders,0,5\nbad topic,0,1\n", r"plan.csv:2: invalid topic name 'bad topic'"),
-    ("orders,0,5\norders,1,6\norders,0,7\n", r"plan.csv:3: orders:0 appears twice \(first on line 1\)"),
-    ("orders,0,5\ntopic,partition,offset\n", r"plan.csv:2: partition 'partition'"),
-    ("orders,0,99999999999999999999999\n", r"plan.csv:1: offset 99999999999999999999999 is too large \(at most 9223372036854775807\)"),
-    ("orders,2147483648,5\n", r"plan.csv:1: partition 2147483648 is too large \(at most 2147483647\)"),
-    ("orders,\u00b2,5\n", r"plan.csv:1: partition '\u00b2' is not a non-negative integer"),
-    ("", r"plan.csv: no offsets"),
-    ("topic,partition,offset\n# nothing\n", r"plan.csv: no offsets"),
-])
-def test_malformed_csv_plans_are_bad_input_naming_the_line(text, message):
-    with pytest.raises(BadInput, match=message):
-        parse_plan_csv(text, "plan.csv")
