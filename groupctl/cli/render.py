@@ -27,15 +27,21 @@ if TYPE_CHECKING:
 
 
 def emit_json(env: CliEnv, document: Any) -> None:
-    env.out.print(json.dumps(document, indent=2, sort_keys=False), markup=False, highlight=False,
-                  soft_wrap=True)
+    _write_plain(env, json.dumps(document, indent=2, sort_keys=False))
 
 
 def emit_json_line(env: CliEnv, document: Any) -> None:
-    env.out.print(json.dumps(document, separators=(",", ":")), markup=False, highlight=False,
-                  soft_wrap=True)
+    _write_plain(env, json.dumps(document, separators=(",", ":")))
     with closed_pipe.writing(env.out.file):
         env.out.file.flush()
+
+
+def _write_plain(env: CliEnv, text: str) -> None:
+    """`text` and a newline, as they are, straight to the console's file: what `print` with
+    markup, highlighting and wrapping off would write, without rich measuring every line on the
+    way (bench/many_groups.py: 70 ms of a 430 ms `--all-groups` describe of 200 groups)."""
+    with closed_pipe.writing(env.out.file):
+        env.out.file.write(text + "\n")
 
 
 RIGHT_ALIGNED = ("OFFSET", "LAG", "PARTITION", "GENERATION", "PORT", "NODE", "MEMBERS", "MS", "GROUPS",

@@ -346,7 +346,12 @@ class GroupDescriptions:
     """`describe_groups`' answer, each part in the order the groups were asked."""
 
     described: tuple[GroupDescription, ...]
-    failures: tuple[OpsError, ...]  # one per group that could not be described (NotFound: it does not exist)
+    failed: Mapping[str, OpsError]  # group -> why it could not be described (NotFound: it does not exist)
+
+    @property
+    def failures(self) -> tuple[OpsError, ...]:
+        """One per group that could not be described, in the order the groups were asked."""
+        return tuple(self.failed.values())
 
 
 def describe_groups(
@@ -382,7 +387,7 @@ def describe_groups(
         if include_offsets:
             offsets = _offsets_of_many(client, [(found[d.group][1], _assigned(d)) for d in described])
             described = [replace(d, offsets=o) for d, o in zip(described, offsets)]
-    return GroupDescriptions(tuple(described), tuple(failed[g] for g in unique if g in failed))
+    return GroupDescriptions(tuple(described), {g: failed[g] for g in unique if g in failed})
 
 
 GROUPS_PER_DESCRIBE_EXCHANGE = apis.PIPELINED_CALLS // 4

@@ -3,7 +3,8 @@ and `--all-groups`, KIP-379): show, export, delete, and reset planned and applie
 
 Invariants:
 - Every group id is checked (`groups.check_group_id`) before anything is sent.
-- Each group runs with a client of its own, so each gets the whole timeout however many groups
+- Show goes through `groups.describe_groups` (batched, one client); export, delete and reset run
+  each group with a client of its own, so each gets the whole timeout however many groups
   there are, and through `kafka_apis.with_coordinator` as one group does (`groupctl.ops.offsets`).
 - Show, export and delete go on past a group that fails on its own account (it does not exist,
   it is refused, the scope does not fit it: `GROUP_FAILURES`) and report it in its
@@ -25,7 +26,7 @@ from typing import Callable, Generic, Mapping, Optional, Sequence, TypeVar
 
 from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
-from groupctl.ops.groups import check_group_id
+from groupctl.ops.groups import check_group_id, describe_groups
 from groupctl.ops.offsets import (
     GroupCommitted,
     GroupOffsets,
@@ -33,7 +34,6 @@ from groupctl.ops.offsets import (
     apply_plan,
     committed_offsets,
     delete_group_offsets,
-    group_offsets,
     plan_group_reset,
 )
 from groupctl.ops.reset import ResetPlan, Scope, Target
@@ -74,8 +74,12 @@ def for_each_group(bootstrap: BootstrapLike, groups: Sequence[str], operation: C
 
 def show_offsets_of(bootstrap: BootstrapLike, groups: Sequence[str], *,
                     timeout: float = DEFAULT_TIMEOUT) -> tuple[GroupOutcome[GroupOffsets], ...]:
-    """`offsets.show_offsets` of each group."""
-    return for_each_group(bootstrap, groups, group_offsets, timeout=timeout)
+    """`offsets.show_offsets` of each group (repeats dropped), in the batched exchanges of
+    `groups.describe_groups` — one client and a few round trips for them all instead of a client
+    per group (bench/many_groups.py) — with the same rows (committed or assigned partitions)."""
+    answer = describe_groups(bootstrap, groups, include_offsets=True, timeout=timeout)
+    shown = {d.group: GroupOffsets(d.group, d.state, d.offsets) for d in answer.described}
+    return tuple(GroupOutcome(g, shown.get(g), answer.failed.get(g)) for g in dict.fromkeys(groups))
 
 
 def committed_offsets_of(bootstrap: BootstrapLike, groups: Sequence[str], *,
