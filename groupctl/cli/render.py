@@ -5,9 +5,10 @@ JSON output is one document per command (`emit_json`), or one object per line fo
 Everything goes through the `CliEnv` consoles, so tests capture it.
 
 Tables (`table`) fit the terminal: one line per row, whatever the width. When a table is wider
-than the terminal, its text columns (ids, hosts, names, assignments) are cut with an ellipsis,
-the widest first; numbers (offsets, lag, epochs, counts) and `WHOLE` columns (states, types,
-times) never are. Piped, the console is `context.PIPED_WIDTH` wide: every value prints whole, for
+than the terminal, the headers of its numbers and `WHOLE` columns break after their last hyphen
+(two header lines), and its text columns (ids, hosts, names, assignments) are cut with an
+ellipsis, the widest first; numbers (offsets, lag, epochs, counts) and `WHOLE` columns (states,
+types, times) never are. Piped, the console is `context.PIPED_WIDTH` wide: every value prints whole, for
 the scripts reading it.
 """
 
@@ -17,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any, Collection, Iterable, Optional, Sequence
 
 from groupctl.cli import closed_pipe
-from groupctl.cli.context import CliEnv
+from groupctl.cli.context import PIPED_WIDTH, CliEnv
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -58,23 +59,47 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: Optio
 
     Columns named in `numeric` are numbers too (right-aligned, never cut). A cell may be a rich
     `Text` (its style is kept); any other value prints as plain text, never as rich markup (a
-    group named "x[/y]"). (rich.table is imported here, not at start-up: JSON output never needs it.)"""
+    group named "x[/y]"). On a terminal too narrow for it, `show` prints its `narrower()` form:
+    the headers of the columns never cut broken after their last hyphen ("CURRENT-" over
+    "OFFSET"), so the columns cut keep more of their text. (rich.table is imported here, not at
+    start-up: JSON output never needs it.)"""
+    cells = [[_one_line(cell) for cell in row] for row in rows]
+    return _fitting_table(columns, cells, title, numeric, split_headers=False)
+
+
+def _fitting_table(columns: Sequence[str], cells: list, title: Optional[str], numeric: Collection[str], *,
+                   split_headers: bool) -> "Table":
     from rich.table import Table
 
-    header = [_one_line(column) for column in columns]
-    cells = [[_one_line(cell) for cell in row] for row in rows]
-    result = Table(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
+    class FittingTable(Table):
+        def narrower(self) -> "Table":
+            return _fitting_table(columns, cells, title, numeric, split_headers=True)
+
+    result = FittingTable(title=title, box=None, header_style="bold", pad_edge=False, title_justify="left")
     for index, column in enumerate(columns):
         number = column.endswith(RIGHT_ALIGNED) or column.startswith("#") or column in numeric
         whole = number or column.endswith(WHOLE)
+        name = _split_after_last_hyphen(column) if split_headers and whole else column
+        header = _one_line(name) if "\n" not in name else _lines(name)
         # Cut columns: rich may narrow them ("no_wrap" off) and their cells never wrap, they are cut.
         # Whole ones keep their widest cell even past the terminal's width (a cut number misleads).
-        widest = max(text.cell_len for text in (header[index], *(row[index] for row in cells)))
-        result.add_column(header[index], justify="right" if number else "left", overflow="ellipsis",
-                          no_wrap=whole, min_width=widest if whole else None)
+        widest = max([*(len(line) for line in name.split("\n")), *(row[index].cell_len for row in cells)])
+        result.add_column(header, justify="right" if number else "left", overflow="ellipsis",
+                          no_wrap=whole, min_width=widest if whole else None, vertical="bottom")
     for row in cells:
         result.add_row(*row)
     return result
+
+
+def _split_after_last_hyphen(name: str) -> str:
+    head, hyphen, tail = name.rpartition("-")
+    return f"{head}-\n{tail}" if hyphen and head and tail else name
+
+
+def _lines(name: str) -> "Text":
+    from rich.text import Text
+
+    return Text(name, no_wrap=True, overflow="ellipsis")
 
 
 def _one_line(cell: Any) -> "Text":
@@ -102,6 +127,10 @@ def show(env: CliEnv, *renderables: Any) -> None:
     """Print tables and other renderables; piped output loses the padding after the last column."""
     for renderable in renderables:
         if env.out.is_terminal:
+            narrower = getattr(renderable, "narrower", None)
+            unbounded = env.out.options.update_width(PIPED_WIDTH)
+            if narrower is not None and env.out.measure(renderable, options=unbounded).maximum > env.out.width:
+                renderable = narrower()
             env.out.print(renderable)
             continue
         with env.out.capture() as captured:
