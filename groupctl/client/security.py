@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from groupctl.errors import BadInput
+from groupctl.security.protocols import PROTOCOLS, uses_sasl, uses_tls
 
-PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 ENV_PREFIX = "GROUPCTL_KAFKA_"
 LOGIN_MODULES = {
@@ -84,11 +84,11 @@ class ClientSecurity:
 
     @property
     def tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
+        return uses_tls(self.protocol)
 
     @property
     def sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        return uses_sasl(self.protocol)
 
     def ssl_context(self) -> ssl.SSLContext:
         """The TLS context of every connection (BadInput when the material cannot be loaded)."""
@@ -130,7 +130,7 @@ def _load_client_certificate(context: ssl.SSLContext, security: ClientSecurity) 
 
 def parse_properties(text: str) -> dict[str, str]:
     """Java `.properties` text -> {key: value}: `#`/`!` comments, `=`, `:` or blank separators,
-    backslash line continuations and escapes (`\\t`, `\\n`, `\\uXXXX`)."""
+    backslash line continuations and escapes (`\\t`, `\\n`, `\\u` and four hex digits)."""
     properties: dict[str, str] = {}
     logical = ""
     for raw in text.splitlines():

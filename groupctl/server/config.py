@@ -10,6 +10,7 @@ from typing import Optional
 from groupctl import defaults
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+from groupctl.security.protocols import uses_sasl, uses_tls
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,11 @@ class Listener:
 
     @property
     def tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
+        return uses_tls(self.protocol)
 
     @property
     def sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        return uses_sasl(self.protocol)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import signal
 from typing import Callable, Optional
 
 import groupctl.server.handlers  # noqa: F401  (registers every API handler)
+from groupctl.security.protocols import TLS_PROTOCOLS
 from groupctl.server.config import Listener, NodeConfig
 from groupctl.server.connection import Connection
 from groupctl.server.election import monotonic_ms
@@ -55,7 +56,7 @@ class CoordinatorServer:
     async def start(self) -> None:
         listeners = self.config.all_listeners()
         contexts = {name: server_context(self.config, client_auth=name == "SSL")
-                    for name in ("SSL", "SASL_SSL") if any(listener.name == name for listener in listeners)}
+                    for name in TLS_PROTOCOLS if any(listener.name == name for listener in listeners)}
         await self.node.load()
         for listener in listeners:
             try:

@@ -14,6 +14,9 @@ import struct
 import time
 from pathlib import Path
 
+import confluent_kafka
+import kafka
+import kafka.errors
 import pytest
 from typer.testing import CliRunner
 
@@ -25,9 +28,6 @@ from groupctl.server.config import Listener
 from tests.support.certs import make_pki
 from tests.support.cli import assert_one_line_error
 from tests.support.coordinator import InProcessCoordinator, node_config
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
-kafka = pytest.importorskip("kafka")
 
 PASSWORD = "alice-secret"
 TOPIC = "payments"
