@@ -42,13 +42,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Optional
 
+from groupctl.log.config import DEFAULT_SEGMENT_BYTES
 from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
 from groupctl.log.partition import PartitionLog
 from groupctl.log.producer_ids import ProducerIdAllocator
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 # Worker threads building logs. Creating one is almost all kernel time (file-system calls, which
 # release the GIL: ~0.08 ms user and 1-2 ms system each on the benchmark machine, 2 cores), so
