@@ -13,7 +13,7 @@ from groupctl.log.errors import (
     UnsupportedMagicError,
 )
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
-from groupctl.log.partition import AppendResult, PartitionLog
+from groupctl.log.partition import HIGH_WATERMARK, AppendResult, PartitionLog, Removal
 from groupctl.log.producer_ids import ProducerIdAllocator
 from groupctl.log.producers import ProducerStateManager
 
@@ -22,6 +22,7 @@ __all__ = [
     "CorruptBatchError",
     "DEFAULT_INDEX_INTERVAL_BYTES",
     "DEFAULT_SEGMENT_BYTES",
+    "HIGH_WATERMARK",
     "InvalidProducerEpochError",
     "LogCorruptionError",
     "LogDirLockedError",
@@ -33,5 +34,6 @@ __all__ = [
     "PartitionLog",
     "ProducerIdAllocator",
     "ProducerStateManager",
+    "Removal",
     "UnsupportedMagicError",
 ]

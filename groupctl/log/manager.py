@@ -1,7 +1,8 @@
 """The node's partition logs, one directory per partition under the data dir.
 
-Layout: `<data_dir>/<topic>-<partition>/` holding `<base offset>.log` / `.index` segment pairs
-and, after a clean close, a `.clean_shutdown` marker (Kafka's naming). `<data_dir>/.lock` is
+Layout: `<data_dir>/<topic>-<partition>/` holding `<base offset>.log` / `.index` segment pairs,
+once the log start has moved a `log-start-offset` checkpoint (`checkpoints.py`), and, after a
+clean close, a `.clean_shutdown` marker (Kafka's naming). `<data_dir>/.lock` is
 held with flock while the manager is open, so two nodes cannot write the same logs.
 
 Logs open on first use and recover from what is on disk then; a partition nobody touches costs
@@ -44,7 +45,7 @@ from typing import Iterable, Optional
 
 from groupctl.log.config import DEFAULT_SEGMENT_BYTES
 from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
-from groupctl.log.partition import PartitionLog
+from groupctl.log.partition import PartitionLog, Removal
 from groupctl.log.producer_ids import ProducerIdAllocator
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,21 @@ class LogManager:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(OPEN_THREADS, thread_name_prefix="log-open")
         return self._executor
+
+    # -- moving log starts ------------------------------------------------------------------
+
+    async def finish_removal(self, opened: PartitionLog, removal: Removal) -> None:
+        """Finish moving an open log's start (`PartitionLog.delete_records_before`, retention):
+        a worker thread checkpoints the new start and then removes the segments below it
+        (`PartitionLog.finish_removal`); in memory that is done at once. Raises OSError when
+        the checkpoint cannot be written (the start has moved in memory all the same, as
+        Kafka's does before its periodic checkpoint), LogError once the manager is closed."""
+        if self.data_dir is None:
+            opened.finish_removal(removal)
+            return
+        if self._closed:
+            raise LogError("the log manager is closed")
+        await asyncio.wrap_future(self._pool().submit(opened.finish_removal, removal))
 
     # -- deleting and closing --------------------------------------------------------------
 

@@ -16,14 +16,25 @@ Invariants:
 - Idempotent producers (`producers`): an append is checked before anything is written. The state
   is rebuilt on open from the batch headers of the active segment only, so reopening reads at
   most one segment of headers, and a producer whose last batches are older is unknown afterwards.
+- The log start offset only grows (DeleteRecords, retention) and lies in [first segment's base,
+  log end]; at open it is max(checkpoint, first segment's base) (`checkpoints.py`). Every read
+  follows it: `read` refuses offsets below it, `offset_for_timestamp` never answers one.
+- A segment whose successor starts at or below the log start is detached from the segment list
+  on the owner's thread (so no read can reach it afterwards) and handed back in a `Removal`;
+  `finish_removal` (any thread) checkpoints the new start and only then closes and unlinks the
+  segments, so a crash in between leaves the old files below a durable start, which the next
+  open deletes. The active segment is never detached.
 
-Deliberate differences from Apache Kafka: no retention or compaction (the log start offset is
-the first segment's base offset), no producer-state snapshots, no transactions, no time-based
-roll; the high watermark and the last stable offset equal the log end offset (one replica).
+Deliberate differences from Apache Kafka: no compaction, no producer-state snapshots, no
+transactions, no time-based roll; the high watermark and the last stable offset equal the log
+end offset (one replica). Kafka checkpoints the log start once a minute and deletes the segments
+below it in the retention pass; here the checkpoint is written before DeleteRecords answers and
+the segments go at once.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -31,11 +42,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from groupctl.log.batches import assign_offsets, validate_produced
+from groupctl.log.checkpoints import LogStartCheckpoint
 from groupctl.log.errors import LogCorruptionError, OffsetOutOfRangeError
 from groupctl.log.producers import ProducerStateManager
 from groupctl.log.segment import Segment
 
 CLEAN_SHUTDOWN_MARKER = ".clean_shutdown"
+HIGH_WATERMARK = -1  # DeleteRecords' offset meaning "everything up to the high watermark"
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[], None]
 
@@ -46,6 +61,15 @@ class AppendResult:
     last_offset: int  # offset of the last record appended
     log_start_offset: int
     duplicate: bool = False  # a retry of batches already in the log: nothing was written
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What moving the log start left to do off the owner's thread: checkpoint
+    `log_start_offset` (for a log on disk), then close and unlink `segments`."""
+
+    log_start_offset: int
+    segments: tuple[Segment, ...]
 
 
 class PartitionLog:
@@ -64,6 +88,8 @@ class PartitionLog:
         self._segment_bytes = segment_bytes
         self._index_interval = index_interval_bytes
         self._listeners: list[Listener] = []
+        self._checkpoint = LogStartCheckpoint(directory) if directory is not None else None
+        self._log_start = 0
         self._segments = self._open() if directory is not None else [Segment.create(None, 0, index_interval_bytes)]
         self._bases = [segment.base_offset for segment in self._segments]
         self.producers = ProducerStateManager()
@@ -76,8 +102,10 @@ class PartitionLog:
         marker = self.directory / CLEAN_SHUTDOWN_MARKER
         clean = marker.exists()
         bases = sorted(int(path.stem) for path in self.directory.glob("*.log") if path.stem.isdigit())
+        assert self._checkpoint is not None
+        checkpointed = self._checkpoint.read()
         if not bases:
-            segments = [Segment.create(self.directory, 0, self._index_interval)]
+            segments = [Segment.create(self.directory, checkpointed or 0, self._index_interval)]
         else:
             segments = [Segment.open_closed(self.directory, base, self._index_interval) for base in bases[:-1]]
             segments.append(Segment.recover(self.directory, bases[-1], self._index_interval, verify_crc=not clean))
@@ -87,6 +115,16 @@ class PartitionLog:
                         f"{self.directory}: segment {before.base_offset} ends at offset "
                         f"{before.next_offset} but the next segment starts at {after.base_offset}"
                     )
+        if checkpointed is not None and segments[-1].next_offset < checkpointed:
+            # As Kafka's LogLoader: segment files were lost, the log restarts empty at its start.
+            log.warning("%s: the log ends at %d, before its checkpointed start %d: deleting its segments",
+                        self.directory, segments[-1].next_offset, checkpointed)
+            for segment in segments:
+                segment.delete()
+            segments = [Segment.create(self.directory, checkpointed, self._index_interval)]
+        self._log_start = max(checkpointed or 0, segments[0].base_offset)
+        while len(segments) > 1 and segments[1].base_offset <= self._log_start:
+            segments.pop(0).delete()  # left by a crash after the start was checkpointed
         marker.unlink(missing_ok=True)
         return segments
 
@@ -94,7 +132,8 @@ class PartitionLog:
 
     @property
     def log_start_offset(self) -> int:
-        return self._segments[0].base_offset
+        """The first offset readable: max(checkpointed start, first segment's base offset)."""
+        return self._log_start
 
     @property
     def log_end_offset(self) -> int:
@@ -161,6 +200,39 @@ class PartitionLog:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
+    # -- moving the log start --------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> Removal:
+        """DeleteRecords: make `offset` the log start (HIGH_WATERMARK: the high watermark, which
+        is the log end). Raises OffsetOutOfRangeError for any other negative offset and for one
+        above the high watermark, as Kafka; an offset at or below the current start changes
+        nothing. Hand the result to `finish_removal` before answering."""
+        target = self.log_end_offset if offset == HIGH_WATERMARK else offset
+        if not 0 <= target <= self.log_end_offset:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, self.log_end_offset)
+        if target <= self._log_start:
+            return Removal(self._log_start, ())
+        return Removal(target, self._log_start_moved(target))
+
+    def _log_start_moved(self, new_start: int) -> tuple[Segment, ...]:
+        """Everything that follows the log start moving up to `new_start`: the start itself, and
+        the segments entirely below it, detached from reads and returned for removal. (The leader
+        epoch cache is truncated from the start here too.)"""
+        self._log_start = new_start
+        detached = []
+        while len(self._segments) > 1 and self._segments[1].base_offset <= new_start:
+            detached.append(self._segments.pop(0))
+            self._bases.pop(0)
+        return tuple(detached)
+
+    def finish_removal(self, removal: Removal) -> None:
+        """Checkpoint the moved start, then close and unlink the detached segments. Does file
+        work only, on no state the owner's thread uses, so it may run in a worker thread."""
+        if self._checkpoint is not None:
+            self._checkpoint.write(removal.log_start_offset)
+        for segment in removal.segments:
+            segment.delete()
+
     # -- reading ---------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True) -> bytes:
@@ -178,11 +250,11 @@ class PartitionLog:
         return segment.read(segment.position_of(offset), max_bytes, at_least_one=at_least_one)
 
     def offset_for_timestamp(self, timestamp: int) -> Optional[tuple[int, int]]:
-        """(offset, timestamp) of the first record, in offset order, whose timestamp is >= the
-        given one (as ListOffsets answers); None when there is none."""
+        """(offset, timestamp) of the first record at or after the log start, in offset order,
+        whose timestamp is >= the given one (as ListOffsets answers); None when there is none."""
         for segment in self._segments:
             if segment.max_timestamp >= timestamp:
-                found = segment.offset_for_timestamp(timestamp)
+                found = segment.offset_for_timestamp(timestamp, self._log_start)
                 if found is not None:
                     return found
         return None

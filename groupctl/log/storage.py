@@ -41,6 +41,8 @@ class FileStorage:
 
 
 class MemoryStorage:
+    path = None  # no file
+
     def __init__(self) -> None:
         self._data = bytearray()
 
