@@ -10,8 +10,11 @@ from groupctl.log.errors import (
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
     PartitionDeletedError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
     UnsupportedMagicError,
 )
+from groupctl.log.config import LogConfig
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
 from groupctl.log.partition import HIGH_WATERMARK, AppendResult, PartitionLog, Removal
 from groupctl.log.producer_ids import ProducerIdAllocator
@@ -26,6 +29,7 @@ __all__ = [
     "InvalidProducerEpochError",
     "LogCorruptionError",
     "LogDirLockedError",
+    "LogConfig",
     "LogError",
     "LogManager",
     "OffsetOutOfRangeError",
@@ -34,6 +38,8 @@ __all__ = [
     "PartitionLog",
     "ProducerIdAllocator",
     "ProducerStateManager",
+    "RecordBatchTooLargeError",
+    "RecordTooLargeError",
     "Removal",
     "UnsupportedMagicError",
 ]

@@ -1,10 +1,11 @@
 """Record batches (magic v2) as the log handles them: header parsing, produce-time validation,
 offset assignment and the record-level timestamp search.
 
-The log never re-encodes a batch. It keeps the producer's bytes and rewrites two header fields
-when it appends: BaseOffset (bytes 0-7) and PartitionLeaderEpoch (bytes 12-15). The CRC covers
-bytes 21 to the end only, so the producer's CRC stays valid and Fetch serves the stored bytes
-as they are.
+The log keeps the producer's bytes and rewrites two header fields when it appends: BaseOffset
+(bytes 0-7) and PartitionLeaderEpoch (bytes 12-15). The CRC covers bytes 21 to the end only, so
+the producer's CRC stays valid and Fetch serves the stored bytes as they are. The one exception
+is a topic with message.timestamp.type=LogAppendTime, whose batches `timestamps.py` restamps
+(and re-CRCs).
 
 Header layout and the CRC check come from kafka-python's `DefaultRecordBatch`; nothing here
 decodes records except `first_record_at_or_after`, which ListOffsets by timestamp needs.

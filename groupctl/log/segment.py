@@ -160,6 +160,13 @@ class Segment:
     def size(self) -> int:
         return self.storage.size
 
+    @property
+    def first_batch_timestamp(self) -> int:
+        """The first batch's max timestamp (index entry 0 records it), -1 when empty: what
+        segment.ms counts from, as Kafka's rollingBasedTimestamp."""
+        first = self.index.first()
+        return first[2] if first is not None else -1
+
     def append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
         """Append validated batches whose offsets start at `next_offset`; `headers` give their
         positions within `data`."""

@@ -9,9 +9,11 @@ import pytest
 
 from groupctl.log import HIGH_WATERMARK, LogCorruptionError, LogManager, OffsetOutOfRangeError, PartitionLog
 from groupctl.log.checkpoints import LOG_START_FILE
+from groupctl.log.config import LogConfig
 from tests.unit.test_log_partition import batch, batches_in
 
 SEGMENT_BYTES = 1_000  # a 10-record batch of 10-byte values is ~250 bytes: 3 batches a segment
+CONFIG = LogConfig(segment_bytes=SEGMENT_BYTES)
 
 
 @pytest.fixture(params=["memory", "files"])
@@ -109,24 +111,24 @@ def test_the_start_survives_a_clean_reopen(tmp_path):
 
 
 def test_without_a_checkpoint_the_log_starts_at_its_first_segment(tmp_path):
-    log = PartitionLog("orders", 0, tmp_path / "orders-0", segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    log = PartitionLog("orders", 0, tmp_path / "orders-0", config=CONFIG, index_interval_bytes=4096)
     fill(log, 7)
     log.close()
     for base in log.segment_base_offsets[:2]:
         (tmp_path / "orders-0" / f"{base:020d}.log").unlink()
         (tmp_path / "orders-0" / f"{base:020d}.index").unlink()
-    reopened = PartitionLog("orders", 0, tmp_path / "orders-0", segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    reopened = PartitionLog("orders", 0, tmp_path / "orders-0", config=CONFIG, index_interval_bytes=4096)
     assert reopened.log_start_offset == log.segment_base_offsets[2]
 
 
 def test_a_crash_between_checkpoint_and_unlink_leaves_segments_that_the_next_open_deletes(tmp_path):
     directory = tmp_path / "orders-0"
-    log = PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    log = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     fill(log, 7)
     bases = log.segment_base_offsets
     removal = log.delete_records_before(bases[2] + 1)
-    log._checkpoint.write(removal.log_start_offset)  # the crash comes before the segments go
-    reopened = PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    log._checkpoint.commit(removal.log_start_offset, lambda: None)  # the crash comes before the segments go
+    reopened = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     assert reopened.log_start_offset == bases[2] + 1
     assert reopened.segment_base_offsets == bases[2:]
     assert sorted(p.name for p in directory.glob("*.log")) == [f"{b:020d}.log" for b in bases[2:]]
@@ -134,11 +136,11 @@ def test_a_crash_between_checkpoint_and_unlink_leaves_segments_that_the_next_ope
 
 def test_a_checkpoint_past_the_log_end_restarts_the_log_empty_at_the_checkpoint(tmp_path):
     directory = tmp_path / "orders-0"
-    log = PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    log = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     fill(log, 2)
     log.close()
     (directory / LOG_START_FILE).write_text("0\n500\n")
-    reopened = PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    reopened = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     assert (reopened.log_start_offset, reopened.log_end_offset) == (500, 500)
     assert reopened.append(batch(1)).base_offset == 500
 
@@ -149,15 +151,28 @@ def test_a_damaged_checkpoint_is_corruption(tmp_path, text):
     directory.mkdir()
     (directory / LOG_START_FILE).write_text(text)
     with pytest.raises(LogCorruptionError):
-        PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+        PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
 
 
 def test_the_checkpoint_never_steps_back(tmp_path):
     directory = tmp_path / "orders-0"
-    log = PartitionLog("orders", 0, directory, segment_bytes=SEGMENT_BYTES, index_interval_bytes=4096)
+    log = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     fill(log, 2)
     to_15 = log.delete_records_before(15)
     to_20 = log.delete_records_before(HIGH_WATERMARK)
     log.finish_removal(to_20)  # worker threads may finish them in either order
     log.finish_removal(to_15)
     assert (directory / LOG_START_FILE).read_text() == "0\n20\n"
+
+
+def test_a_removal_finishing_after_its_log_was_deleted_touches_no_file_of_a_recreated_log(tmp_path):
+    directory = tmp_path / "orders-0"
+    log = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
+    fill(log, 7)
+    removal = log.delete_records_before(45)
+    log.delete()  # the topic is deleted while a worker thread has yet to finish the removal
+    recreated = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
+    recreated.append(batch(1))
+    log.finish_removal(removal)
+    assert sorted(p.name for p in directory.iterdir()) == [f"{0:020d}.index", f"{0:020d}.log"]
+    assert recreated.read(0, 10_000) != b""
