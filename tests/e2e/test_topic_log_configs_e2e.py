@@ -1,7 +1,9 @@
 """Topic log configs judged by real clients against a node with a data dir: retention deletes a
 producer's old segments every --log-retention-check-interval-ms (disk stays bounded, ListOffsets
 earliest moves, a consumer at earliest keeps up), max.message.bytes answers MESSAGE_TOO_LARGE to
-librdkafka and kafka-python producers, and LogAppendTime reaches consumers and producers."""
+librdkafka and kafka-python producers, and LogAppendTime reaches consumers and producers; a
+subprocess node applies Kafka's default retention.ms at the CLI's interval and keeps the moved
+start through kill -9."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from kafka.errors import MessageSizeTooLargeError
 
 from groupctl.log import LogConfig
 from groupctl.log.config import LOG_APPEND_TIME
-from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.coordinator import CoordinatorProcess, InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 
 SEGMENT_BYTES = 16 * 1024
@@ -164,3 +166,24 @@ def test_log_append_time_reaches_consumers_and_producers(node):
     finally:
         reader.close()
     assert [(r.timestamp_type, before <= r.timestamp <= after) for r in records] == [(1, True), (1, True)]
+
+
+def test_kafkas_default_retention_of_seven_days_runs_at_the_cli_interval_and_its_start_survives_kill_9(tmp_path):
+    data_dir = tmp_path / "data"
+    options = ("--data-dir", str(data_dir), "--topic", "history:1", "--log-retention-check-interval-ms", "100")
+    process = CoordinatorProcess(*options, log_path=tmp_path / "node.log").start()
+    try:
+        producer = RdProducer({"bootstrap.servers": process.bootstrap, "linger.ms": 5})
+        eight_days_ago = int(time.time() * 1000) - 8 * 24 * HOUR_MS
+        for i in range(10):
+            producer.produce("history", value=f"h{i}".encode(), partition=0, timestamp=eight_days_ago)
+        assert producer.flush(30) == 0
+        wait_until(lambda: earliest_and_latest(process.bootstrap, "history") == (10, 10), 30, interval=0.2,
+                   message="records older than retention.ms' default 7 days are deleted")
+    finally:
+        process.kill()
+    restarted = CoordinatorProcess(*options, log_path=tmp_path / "node.log").start()
+    try:
+        assert earliest_and_latest(restarted.bootstrap, "history") == (10, 10)
+    finally:
+        restarted.terminate()
