@@ -310,6 +310,8 @@ class LogManager:
             opened.finish_removal(removal)
             return
         if self._closed:
+            for segment in removal.segments:
+                segment.close()  # not checkpointed: the next open reads them again
             raise LogError("the log manager is closed")
         await asyncio.wrap_future(self._pool().submit(opened.finish_removal, removal))
 
