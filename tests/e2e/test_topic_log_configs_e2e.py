@@ -100,7 +100,8 @@ def test_retention_ms_deletes_old_records_and_rolls_an_entirely_expired_active_s
                message="the expired records are deleted, the active segment with them")
     producer.produce("aged", value=b"fresh", partition=0)
     assert producer.flush(30) == 0
-    consumer = RdConsumer({"bootstrap.servers": node.bootstrap, "group.id": "auditors", "auto.offset.reset": "earliest"})
+    consumer = RdConsumer({"bootstrap.servers": node.bootstrap, "group.id": "auditors",
+                           "auto.offset.reset": "earliest"})
     try:
         consumer.subscribe(["aged"])
         deadline = time.monotonic() + 30

@@ -188,3 +188,15 @@ def test_the_retention_task_runs_every_interval_until_close(tmp_path):
 
     asyncio.run(run())
     assert log.log_start_offset == 10
+
+
+def test_without_a_first_timestamp_segment_ms_counts_from_the_segments_creation(manager):
+    manager.set_topic_config("orders", LogConfig(segment_ms=1_000))
+    log = manager.partition("orders", 0)
+    log.append(batch(1, timestamps=[-1]))
+    manager.test_clock.now_ms += 1_000
+    log.append(batch(1, timestamps=[-1]))
+    assert log.segment_base_offsets == [0]
+    manager.test_clock.now_ms += 1
+    log.append(batch(1, timestamps=[-1]))
+    assert log.segment_base_offsets == [0, 2]
