@@ -25,6 +25,7 @@ MAX_FRAME_BYTES = 100 * 1024 * 1024  # the largest request accepted
 ZK_SESSION_TIMEOUT_S = 6.0  # how long a dead node keeps its group partitions
 GROUP_PARTITIONS = 50  # group partitions of a new cluster (Kafka's offsets.topic.num.partitions)
 HANDBACK_DELAY_S = 10.0  # how long a (re)started node is live before its partitions come back
+LOG_RETENTION_CHECK_INTERVAL_MS = 300_000  # Kafka's log.retention.check.interval.ms
 JOURNAL_SEGMENT_BYTES = 64 * 1024 * 1024  # a new journal file at this size
 JOURNAL_KEEP_SEGMENTS = 16  # journal files kept, the active one included; 0: all
 LOG_LEVEL = "info"

@@ -134,6 +134,10 @@ def run(
         help="Create unknown topics named in Metadata requests."),
     default_partitions: int = typer.Option(
         defaults.DEFAULT_PARTITIONS, rich_help_panel=TOPICS_PANEL, help="Partitions of auto-created topics."),
+    log_retention_check_interval_ms: int = typer.Option(
+        defaults.LOG_RETENTION_CHECK_INTERVAL_MS, min=1, rich_help_panel=TOPICS_PANEL,
+        help="How often partition logs delete the segments their topic's retention.ms and retention.bytes "
+        "expire (Kafka's log.retention.check.interval.ms)."),
     max_frame_bytes: int = typer.Option(
         defaults.MAX_FRAME_BYTES, rich_help_panel=LISTENER_PANEL, help="Largest request accepted, in bytes."),
     zk_session_timeout_s: float = typer.Option(
@@ -245,6 +249,7 @@ def run(
         zk=zk, zk_session_timeout_s=zk_session_timeout_s, topics=topics,
         group_partitions=group_partitions, handback_delay_s=handback_delay_s,
         auto_create_topics=auto_create_topics, default_partitions=default_partitions,
+        log_retention_check_interval_ms=log_retention_check_interval_ms,
         max_frame_bytes=max_frame_bytes, journal_dir=journal_dir,
         journal_segment_bytes=journal_segment_bytes, journal_keep_segments=journal_keep_segments,
         listeners=listeners, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile, ssl_cafile=ssl_cafile,

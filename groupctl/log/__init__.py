@@ -10,10 +10,13 @@ from groupctl.log.errors import (
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
     PartitionDeletedError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
     UnsupportedMagicError,
 )
+from groupctl.log.config import LogConfig
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
-from groupctl.log.partition import AppendResult, PartitionLog
+from groupctl.log.partition import HIGH_WATERMARK, AppendResult, PartitionLog, Removal
 from groupctl.log.producer_ids import ProducerIdAllocator
 from groupctl.log.producers import ProducerStateManager
 
@@ -22,9 +25,11 @@ __all__ = [
     "CorruptBatchError",
     "DEFAULT_INDEX_INTERVAL_BYTES",
     "DEFAULT_SEGMENT_BYTES",
+    "HIGH_WATERMARK",
     "InvalidProducerEpochError",
     "LogCorruptionError",
     "LogDirLockedError",
+    "LogConfig",
     "LogError",
     "LogManager",
     "OffsetOutOfRangeError",
@@ -33,5 +38,8 @@ __all__ = [
     "PartitionLog",
     "ProducerIdAllocator",
     "ProducerStateManager",
+    "RecordBatchTooLargeError",
+    "RecordTooLargeError",
+    "Removal",
     "UnsupportedMagicError",
 ]

@@ -1,10 +1,11 @@
 """Record batches (magic v2) as the log handles them: header parsing, produce-time validation,
 offset assignment and the record-level timestamp search.
 
-The log never re-encodes a batch. It keeps the producer's bytes and rewrites two header fields
-when it appends: BaseOffset (bytes 0-7) and PartitionLeaderEpoch (bytes 12-15). The CRC covers
-bytes 21 to the end only, so the producer's CRC stays valid and Fetch serves the stored bytes
-as they are.
+The log keeps the producer's bytes and rewrites two header fields when it appends: BaseOffset
+(bytes 0-7) and PartitionLeaderEpoch (bytes 12-15). The CRC covers bytes 21 to the end only, so
+the producer's CRC stays valid and Fetch serves the stored bytes as they are. The one exception
+is a topic with message.timestamp.type=LogAppendTime, whose batches `timestamps.py` restamps
+(and re-CRCs).
 
 Header layout and the CRC check come from kafka-python's `DefaultRecordBatch`; nothing here
 decodes records except `first_record_at_or_after`, which ListOffsets by timestamp needs.
@@ -147,20 +148,22 @@ def assign_offsets(
     return out, assigned
 
 
-def first_record_at_or_after(batch: bytes, timestamp: int) -> Optional[tuple[int, int]]:
-    """(offset, timestamp) of the first record in `batch` whose timestamp is >= `timestamp`.
+def first_record_at_or_after(batch: bytes, timestamp: int, min_offset: int = 0) -> Optional[tuple[int, int]]:
+    """(offset, timestamp) of the first record in `batch` at or after `min_offset` (the log
+    start) whose timestamp is >= `timestamp`.
 
     When the batch is compressed with a codec this Python lacks (kafka-python decodes gzip
-    natively; snappy, lz4 and zstd need optional libraries), the batch's base offset and max
-    timestamp are returned instead: an offset at or before the exact answer, never after it.
+    natively; snappy, lz4 and zstd need optional libraries), the batch's base offset (or
+    `min_offset` when later) and max timestamp are returned instead: an offset at or before the
+    exact answer, never after it.
     """
     records = DefaultRecordBatch(batch)
     try:
         for record in records:
-            if record.timestamp >= timestamp:
+            if record.offset >= min_offset and record.timestamp >= timestamp:
                 return record.offset, record.timestamp
     except UnsupportedCodecError:
-        return records.base_offset, records.max_timestamp
+        return max(records.base_offset, min_offset), records.max_timestamp
     except CorruptRecordError as exc:
         raise CorruptBatchError(str(exc)) from exc
     return None

@@ -51,3 +51,13 @@ class OutOfOrderSequenceError(LogError):
 class InvalidProducerEpochError(LogError):
     """An idempotent batch carries an epoch older than the producer's current one here (a
     zombie after an epoch bump). Answered as INVALID_PRODUCER_EPOCH."""
+
+
+class RecordTooLargeError(LogError):
+    """A produced batch is larger than the topic's max.message.bytes. Answered as
+    MESSAGE_TOO_LARGE."""
+
+
+class RecordBatchTooLargeError(LogError):
+    """The batches of one produced partition together exceed the topic's segment.bytes, so no
+    segment could hold them. Answered as RECORD_LIST_TOO_LARGE."""

@@ -83,6 +83,11 @@ class SparseIndex:
         self._positions = array("q")
         self._timestamps = array("q")
 
+    def first(self) -> Optional[tuple[int, int, int]]:
+        if not self._offsets:
+            return None
+        return self._offsets[0], self._positions[0], self._timestamps[0]
+
     def last(self) -> Optional[tuple[int, int, int]]:
         if not self._offsets:
             return None

@@ -1,7 +1,8 @@
 """The node's partition logs, one directory per partition under the data dir.
 
-Layout: `<data_dir>/<topic>-<partition>/` holding `<base offset>.log` / `.index` segment pairs
-and, after a clean close, a `.clean_shutdown` marker (Kafka's naming). `<data_dir>/.lock` is
+Layout: `<data_dir>/<topic>-<partition>/` holding `<base offset>.log` / `.index` segment pairs,
+once the log start has moved a `log-start-offset` checkpoint (`checkpoints.py`), and, after a
+clean close, a `.clean_shutdown` marker (Kafka's naming). `<data_dir>/.lock` is
 held with flock while the manager is open, so two nodes cannot write the same logs.
 
 Logs open on first use and recover from what is on disk then; a partition nobody touches costs
@@ -24,6 +25,14 @@ Invariants:
 - A failed open is not remembered: the next `open` tries again.
 - `close` waits for the worker threads, so none touches the data dir once its lock is released.
 
+Topic configs: every log honours its topic's `LogConfig` (`set_topic_config`, applied to open
+logs at once and to logs opened later); a topic without one gets the manager's default, built
+from its `segment_bytes`. Retention (`start_retention`) is a task on the loop that, every
+log.retention.check.interval.ms, lets each open log detach its expired segments (on the loop, so
+no read can reach them afterwards) and then checkpoints the new start and unlinks them in a
+worker thread (`finish_removal`). Logs nobody has opened since the node started are not looked
+at (Kafka opens every log at start-up); they do not grow either, and are retained once opened.
+
 The manager also owns the node's producer-id allocator (`producer_ids`, see `producer_ids.py`):
 producer ids exist for the partition logs' producer state, and the allocator needs no files,
 only the node's id (which keeps ids of different nodes apart).
@@ -42,9 +51,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Optional
 
-from groupctl.log.config import DEFAULT_SEGMENT_BYTES
+from groupctl.log.config import DEFAULT_SEGMENT_BYTES, LogConfig
 from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
-from groupctl.log.partition import PartitionLog
+from groupctl.log.partition import Clock, PartitionLog, Removal, wall_clock_ms
 from groupctl.log.producer_ids import ProducerIdAllocator
 
 log = logging.getLogger(__name__)
@@ -85,10 +94,14 @@ class LogManager:
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
         node_id: int = 0,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
-        self.segment_bytes = segment_bytes
+        self.default_config = LogConfig(segment_bytes=segment_bytes)
         self.index_interval_bytes = index_interval_bytes
+        self.clock = clock
+        self._configs: dict[str, LogConfig] = {}  # topics with their own config
+        self._retention: Optional[asyncio.Task[None]] = None
         self._logs: dict[Key, PartitionLog] = {}
         self._opening: dict[Key, _Attempt] = {}  # attempts in flight
         self._abandoned: dict[Key, _Attempt] = {}  # attempts in flight whose topic was deleted
@@ -123,10 +136,7 @@ class LogManager:
         directory = self._directory(topic, partition)
         if key in self._opening or key in self._abandoned:
             raise LogError(f"the log of {topic}-{partition} is being opened by a worker thread")
-        opened = PartitionLog(
-            topic, partition, directory,
-            segment_bytes=self.segment_bytes, index_interval_bytes=self.index_interval_bytes,
-        )
+        opened = self._new_log(topic, partition, directory)
         self._logs[key] = opened
         return opened
 
@@ -227,6 +237,7 @@ class LogManager:
             await asyncio.wrap_future(self._pool().submit(_discard, opened, attempt.directory))
             raise PartitionDeletedError(f"{key[0]}-{key[1]} was deleted while its log was being opened")
         assert opened is not None
+        opened.configure(self.config_for(key[0]))  # the topic's config may have changed meanwhile
         self._logs[key] = opened
         return opened
 
@@ -234,18 +245,81 @@ class LogManager:
         """Runs in a worker thread."""
         if self._closed:
             raise LogError("the log manager is closed")
-        return PartitionLog(key[0], key[1], directory,
-                            segment_bytes=self.segment_bytes, index_interval_bytes=self.index_interval_bytes)
+        return self._new_log(key[0], key[1], directory)
+
+    def _new_log(self, topic: str, partition: int, directory: Optional[Path]) -> PartitionLog:
+        return PartitionLog(topic, partition, directory, config=self.config_for(topic),
+                            index_interval_bytes=self.index_interval_bytes, clock=self.clock)
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(OPEN_THREADS, thread_name_prefix="log-open")
         return self._executor
 
+    # -- topic configs ---------------------------------------------------------------------
+
+    def config_for(self, topic: str) -> LogConfig:
+        return self._configs.get(topic, self.default_config)
+
+    def set_topic_config(self, topic: str, config: LogConfig) -> None:
+        """Make every log of `topic` honour `config`: the open ones from their next append and
+        retention pass, the others when they open. On the loop's thread."""
+        self._configs[topic] = config
+        for (name, _), opened in self._logs.items():
+            if name == topic:
+                opened.configure(config)
+
+    # -- retention --------------------------------------------------------------------------
+
+    def start_retention(self, interval_ms: int) -> None:
+        """Run `enforce_retention` every `interval_ms` on the running loop until `close`."""
+        async def every_interval() -> None:
+            while True:
+                await asyncio.sleep(interval_ms / 1000)
+                try:
+                    await self.enforce_retention()
+                except Exception:  # noqa: BLE001 - e.g. a roll's fsync failed; the next pass tries again
+                    log.exception("a retention pass failed")
+
+        self._retention = asyncio.get_running_loop().create_task(every_interval())
+
+    async def enforce_retention(self) -> None:
+        """One retention pass over the open logs (`PartitionLog.retention_removal`). A log whose
+        checkpoint fails is logged: its start has moved in memory, and the detached segments'
+        files are removed at its next open once a later checkpoint has been written."""
+        moved = [(opened, opened.retention_removal()) for opened in list(self._logs.values())]
+        moved = [(opened, removal) for opened, removal in moved if removal.segments]
+        outcomes = await asyncio.gather(*(self.finish_removal(opened, removal) for opened, removal in moved),
+                                        return_exceptions=True)
+        for (opened, removal), outcome in zip(moved, outcomes):
+            if isinstance(outcome, BaseException):
+                log.error("retention of %s-%d failed", opened.topic, opened.partition, exc_info=outcome)
+            else:
+                log.info("retention deleted %d segment(s) of %s-%d; the log now starts at %d",
+                         len(removal.segments), opened.topic, opened.partition, removal.log_start_offset)
+
+    # -- moving log starts ------------------------------------------------------------------
+
+    async def finish_removal(self, opened: PartitionLog, removal: Removal) -> None:
+        """Finish moving an open log's start (`PartitionLog.delete_records_before`, retention):
+        a worker thread checkpoints the new start and then removes the segments below it
+        (`PartitionLog.finish_removal`); in memory that is done at once. Raises OSError when
+        the checkpoint cannot be written (the start has moved in memory all the same, as
+        Kafka's does before its periodic checkpoint), LogError once the manager is closed."""
+        if self.data_dir is None:
+            opened.finish_removal(removal)
+            return
+        if self._closed:
+            for segment in removal.segments:
+                segment.close()  # not checkpointed: the next open reads them again
+            raise LogError("the log manager is closed")
+        await asyncio.wrap_future(self._pool().submit(opened.finish_removal, removal))
+
     # -- deleting and closing --------------------------------------------------------------
 
     def delete_topic(self, topic: str) -> None:
-        """Remove every partition log of `topic`, open or only on disk."""
+        """Remove every partition log of `topic`, open or only on disk, and its config."""
+        self._configs.pop(topic, None)
         for key in [key for key in self._logs if key[0] == topic]:
             self._logs.pop(key).delete()
         for key in [key for key in self._opening if key[0] == topic]:
@@ -271,6 +345,8 @@ class LogManager:
         Waits for the worker threads (each finishes the log it is building, at most
         OPEN_THREADS of them; queued ones give up at once) and closes what they built."""
         self._closed = True
+        if self._retention is not None:
+            self._retention.cancel()
         for task in list(self._background):
             task.cancel()
         self._queue.clear()

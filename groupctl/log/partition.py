@@ -3,8 +3,12 @@
 Invariants:
 - Offsets are consecutive across batches and segments: segment k+1 starts at segment k's
   `next_offset`; the log end offset is the last segment's `next_offset`.
-- Only the last (active) segment is written; the log rolls to a new segment before an append
-  that would take a non-empty active segment past `segment_bytes`, syncing the one it leaves.
+- Only the last (active) segment is written; the log rolls to a new segment, syncing the one
+  it leaves, before an append that would take a non-empty active segment past segment.bytes or
+  whose newest timestamp is more than segment.ms after the active segment's first batch
+  (Kafka's rule; the segment's creation time when that batch has no timestamp).
+- The log honours one `LogConfig` at a time (`configure` replaces it between two calls); the
+  clock (`clock`, wall-clock ms) decides LogAppendTime stamps, time rolls and retention.ms.
 - Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches) plus a
   few fields per segment; nothing is kept per batch or per record.
 - Not thread-safe: one owner (the node's event loop) appends, reads and calls listeners.
@@ -16,28 +20,63 @@ Invariants:
 - Idempotent producers (`producers`): an append is checked before anything is written. The state
   is rebuilt on open from the batch headers of the active segment only, so reopening reads at
   most one segment of headers, and a producer whose last batches are older is unknown afterwards.
+- The log start offset only grows (DeleteRecords, retention) and lies in [first segment's base,
+  log end]; at open it is max(checkpoint, first segment's base) (`checkpoints.py`). Every read
+  follows it: `read` refuses offsets below it, `offset_for_timestamp` never answers one.
+- A segment whose successor starts at or below the log start is detached from the segment list
+  on the owner's thread (so no read can reach it afterwards) and handed back in a `Removal`;
+  `finish_removal` (any thread) checkpoints the new start and only then closes and unlinks the
+  segments, so a crash in between leaves the old files below a durable start, which the next
+  open deletes. The active segment is never detached.
 
-Deliberate differences from Apache Kafka: no retention or compaction (the log start offset is
-the first segment's base offset), no producer-state snapshots, no transactions, no time-based
-roll; the high watermark and the last stable offset equal the log end offset (one replica).
+Retention (`retention_removal`, run by the log manager every log.retention.check.interval.ms)
+deletes whole segments from the oldest, as Kafka's UnifiedLog.deleteOldSegments: first while
+the log exceeds retention.bytes by at least the segment's size, then while the segment's newest
+timestamp is older than retention.ms; never an empty active segment, and when every segment
+goes the log rolls first so the active one can go too. The log start follows.
+
+Deliberate differences from Apache Kafka: no compaction, no producer-state snapshots, no
+transactions, no segment.jitter.ms; the high watermark and the last stable offset equal the log
+end offset (one replica). Kafka checkpoints the log start once a minute and deletes the segments
+below it in the retention pass; here the checkpoint is written before DeleteRecords answers and
+the segments go at once. A segment whose records all lack a timestamp (-1) never expires by
+retention.ms (Kafka falls back to the file's modification time).
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
+import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 from groupctl.log.batches import assign_offsets, validate_produced
-from groupctl.log.errors import LogCorruptionError, OffsetOutOfRangeError
+from groupctl.log.checkpoints import LogStartCheckpoint
+from groupctl.log.config import LOG_APPEND_TIME, LogConfig
+from groupctl.log.errors import (
+    LogCorruptionError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+)
 from groupctl.log.producers import ProducerStateManager
 from groupctl.log.segment import Segment
+from groupctl.log.timestamps import stamp_log_append_time
 
 CLEAN_SHUTDOWN_MARKER = ".clean_shutdown"
+HIGH_WATERMARK = -1  # DeleteRecords' offset meaning "everything up to the high watermark"
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[], None]
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -46,6 +85,16 @@ class AppendResult:
     last_offset: int  # offset of the last record appended
     log_start_offset: int
     duplicate: bool = False  # a retry of batches already in the log: nothing was written
+    log_append_time: int = -1  # the time the batches were stamped with (LogAppendTime), else -1
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What moving the log start left to do off the owner's thread: checkpoint
+    `log_start_offset` (for a log on disk), then close and unlink `segments`."""
+
+    log_start_offset: int
+    segments: tuple[Segment, ...]
 
 
 class PartitionLog:
@@ -55,17 +104,22 @@ class PartitionLog:
         partition: int,
         directory: Optional[Path],
         *,
-        segment_bytes: int,
+        config: LogConfig = LogConfig(),
         index_interval_bytes: int,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         self.topic = topic
         self.partition = partition
         self.directory = directory
-        self._segment_bytes = segment_bytes
+        self.config = config
+        self._clock = clock
         self._index_interval = index_interval_bytes
         self._listeners: list[Listener] = []
+        self._checkpoint = LogStartCheckpoint(directory) if directory is not None else None
+        self._log_start = 0
         self._segments = self._open() if directory is not None else [Segment.create(None, 0, index_interval_bytes)]
         self._bases = [segment.base_offset for segment in self._segments]
+        self._active_created = clock()  # for segment.ms when the active segment's first batch has no timestamp
         self.producers = ProducerStateManager()
         for header in self._segments[-1].walk(0):
             self.producers.replay(header)
@@ -76,8 +130,10 @@ class PartitionLog:
         marker = self.directory / CLEAN_SHUTDOWN_MARKER
         clean = marker.exists()
         bases = sorted(int(path.stem) for path in self.directory.glob("*.log") if path.stem.isdigit())
+        assert self._checkpoint is not None
+        checkpointed = self._checkpoint.read()
         if not bases:
-            segments = [Segment.create(self.directory, 0, self._index_interval)]
+            segments = [Segment.create(self.directory, checkpointed or 0, self._index_interval)]
         else:
             segments = [Segment.open_closed(self.directory, base, self._index_interval) for base in bases[:-1]]
             segments.append(Segment.recover(self.directory, bases[-1], self._index_interval, verify_crc=not clean))
@@ -87,6 +143,16 @@ class PartitionLog:
                         f"{self.directory}: segment {before.base_offset} ends at offset "
                         f"{before.next_offset} but the next segment starts at {after.base_offset}"
                     )
+        if checkpointed is not None and segments[-1].next_offset < checkpointed:
+            # As Kafka's LogLoader: segment files were lost, the log restarts empty at its start.
+            log.warning("%s: the log ends at %d, before its checkpointed start %d: deleting its segments",
+                        self.directory, segments[-1].next_offset, checkpointed)
+            for segment in segments:
+                segment.delete()
+            segments = [Segment.create(self.directory, checkpointed, self._index_interval)]
+        self._log_start = max(checkpointed or 0, segments[0].base_offset)
+        while len(segments) > 1 and segments[1].base_offset <= self._log_start:
+            segments.pop(0).delete()  # left by a crash after the start was checkpointed
         marker.unlink(missing_ok=True)
         return segments
 
@@ -94,7 +160,8 @@ class PartitionLog:
 
     @property
     def log_start_offset(self) -> int:
-        return self._segments[0].base_offset
+        """The first offset readable: max(checkpointed start, first segment's base offset)."""
+        return self._log_start
 
     @property
     def log_end_offset(self) -> int:
@@ -121,35 +188,66 @@ class PartitionLog:
 
     # -- writing ---------------------------------------------------------------------------
 
+    def configure(self, config: LogConfig) -> None:
+        """Honour `config` from the next append and retention pass on."""
+        self.config = config
+
     def append(self, data: bytes | bytearray | memoryview) -> AppendResult:
         """Validate produced record batches, assign them the next offsets and append them.
 
         Raises UnsupportedMagicError for legacy message sets, CorruptBatchError for anything
-        else malformed, and InvalidProducerEpochError / OutOfOrderSequenceError when the
-        producer state refuses the batches; nothing is written then. A duplicate of batches
-        already appended is not written again: the result carries their original offsets and
-        `duplicate=True`. Listeners run after a write.
+        else malformed, RecordTooLargeError for a batch above max.message.bytes,
+        RecordBatchTooLargeError when the batches exceed segment.bytes, and
+        InvalidProducerEpochError / OutOfOrderSequenceError when the producer state refuses
+        the batches; nothing is written then. A duplicate of batches already appended is not
+        written again: the result carries their original offsets and `duplicate=True`. With
+        LogAppendTime the batches are stamped with the clock's time. Listeners run after a write.
         """
+        config = self.config
         headers = validate_produced(data)
+        for header in headers:
+            if header.size > config.max_message_bytes:
+                raise RecordTooLargeError(f"a batch of {header.size} bytes exceeds max.message.bytes "
+                                          f"{config.max_message_bytes}")
+        if len(data) > config.segment_bytes:
+            raise RecordBatchTooLargeError(f"{len(data)} bytes of batches exceed segment.bytes {config.segment_bytes}")
         stored, assigned = assign_offsets(data, headers, self.log_end_offset)
         prepared = self.producers.prepare(assigned)
         if prepared.duplicate is not None:
             first, last = prepared.duplicate
             return AppendResult(first, last, self.log_start_offset, duplicate=True)
+        append_time = -1
+        if config.message_timestamp_type == LOG_APPEND_TIME:
+            append_time = self._clock()
+            assigned = stamp_log_append_time(stored, assigned, append_time)
         active = self._segments[-1]
-        if active.size > 0 and active.size + len(stored) > self._segment_bytes:
+        if self._should_roll(active, len(stored), max(h.max_timestamp for h in assigned)):
             active = self._roll()
         active.append(stored, assigned)
         self.producers.commit(prepared)
         for listener in list(self._listeners):
             listener()
-        return AppendResult(assigned[0].base_offset, assigned[-1].last_offset, self.log_start_offset)
+        return AppendResult(assigned[0].base_offset, assigned[-1].last_offset, self.log_start_offset,
+                            log_append_time=append_time)
+
+    def _should_roll(self, active: Segment, size: int, max_timestamp: int) -> bool:
+        """Kafka's LogSegment.shouldRoll for a non-empty active segment: the append would take it
+        past segment.bytes, or it has waited segment.ms (from its first batch's timestamp to
+        the newest timestamp appended, else from its creation to now)."""
+        if active.size == 0:
+            return False
+        if active.size + size > self.config.segment_bytes:
+            return True
+        first = active.first_batch_timestamp
+        waited = max_timestamp - first if first >= 0 else self._clock() - self._active_created
+        return waited > self.config.segment_ms
 
     def _roll(self) -> Segment:
         self._segments[-1].sync()
         segment = Segment.create(self.directory, self.log_end_offset, self._index_interval)
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
+        self._active_created = self._clock()
         return segment
 
     def add_listener(self, listener: Listener) -> None:
@@ -160,6 +258,82 @@ class PartitionLog:
     def remove_listener(self, listener: Listener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
+
+    # -- moving the log start --------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> Removal:
+        """DeleteRecords: make `offset` the log start (HIGH_WATERMARK: the high watermark, which
+        is the log end). Raises OffsetOutOfRangeError for any other negative offset and for one
+        above the high watermark, as Kafka; an offset at or below the current start changes
+        nothing. Hand the result to `finish_removal` before answering."""
+        target = self.log_end_offset if offset == HIGH_WATERMARK else offset
+        if not 0 <= target <= self.log_end_offset:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, self.log_end_offset)
+        if target <= self._log_start:
+            return Removal(self._log_start, ())
+        return Removal(target, self._log_start_moved(target))
+
+    def _log_start_moved(self, new_start: int) -> tuple[Segment, ...]:
+        """The one place the log start moves (DeleteRecords, retention): everything that follows
+        it moving up to `new_start` is done here. Sets the start, and detaches the segments
+        entirely below it from reads, returning them for removal."""
+        self._log_start = new_start
+        detached = []
+        while len(self._segments) > 1 and self._segments[1].base_offset <= new_start:
+            detached.append(self._segments.pop(0))
+            self._bases.pop(0)
+        return tuple(detached)
+
+    def retention_removal(self) -> Removal:
+        """One retention pass (see the module docstring): detach the segments retention.bytes
+        and retention.ms expire, rolling first when all of them do, and move the log start to
+        the first segment left. Hand the result to `finish_removal`."""
+        expired = self._expired_segments()
+        if expired == 0:
+            return Removal(self._log_start, ())
+        if expired == len(self._segments):
+            self._roll()
+        new_start = max(self._log_start, self._segments[expired].base_offset)
+        return Removal(new_start, self._log_start_moved(new_start))
+
+    def _expired_segments(self) -> int:
+        """How many of the oldest segments Kafka's size pass and then time pass delete."""
+        config = self.config
+        segments = self._segments
+        count = 0
+
+        def deletable(i: int) -> bool:  # an empty active segment stays
+            return i < len(segments) and not (i == len(segments) - 1 and segments[i].size == 0)
+
+        if config.retention_bytes >= 0:
+            excess = self.size_bytes - config.retention_bytes
+            while excess >= 0 and deletable(count) and excess - segments[count].size >= 0:
+                excess -= segments[count].size
+                count += 1
+        if config.retention_ms >= 0:
+            now = self._clock()
+            while deletable(count) and 0 <= segments[count].max_timestamp < now - config.retention_ms:
+                count += 1
+        return count
+
+    def finish_removal(self, removal: Removal) -> None:
+        """Checkpoint the moved start, then close and unlink the detached segments (only close
+        them when the checkpoint fails or the log is being deleted). Does file work only, on no
+        state the owner's thread uses, so it may run in a worker thread."""
+        def unlink() -> None:
+            for segment in removal.segments:
+                segment.delete()
+
+        if self._checkpoint is None:
+            unlink()
+            return
+        done = False
+        try:
+            done = self._checkpoint.commit(removal.log_start_offset, unlink)
+        finally:
+            if not done:  # unlinked only below a durable start
+                for segment in removal.segments:
+                    segment.close()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -178,11 +352,11 @@ class PartitionLog:
         return segment.read(segment.position_of(offset), max_bytes, at_least_one=at_least_one)
 
     def offset_for_timestamp(self, timestamp: int) -> Optional[tuple[int, int]]:
-        """(offset, timestamp) of the first record, in offset order, whose timestamp is >= the
-        given one (as ListOffsets answers); None when there is none."""
+        """(offset, timestamp) of the first record at or after the log start, in offset order,
+        whose timestamp is >= the given one (as ListOffsets answers); None when there is none."""
         for segment in self._segments:
             if segment.max_timestamp >= timestamp:
-                found = segment.offset_for_timestamp(timestamp)
+                found = segment.offset_for_timestamp(timestamp, self._log_start)
                 if found is not None:
                     return found
         return None
@@ -204,6 +378,8 @@ class PartitionLog:
     def delete(self) -> None:
         """Close the files and remove the log's directory; listeners are told so a waiting
         fetch notices at once."""
+        if self._checkpoint is not None:
+            self._checkpoint.retire()
         for segment in self._segments:
             segment.close()
         if self.directory is not None:

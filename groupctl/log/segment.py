@@ -160,6 +160,13 @@ class Segment:
     def size(self) -> int:
         return self.storage.size
 
+    @property
+    def first_batch_timestamp(self) -> int:
+        """The first batch's max timestamp (index entry 0 records it), -1 when empty: what
+        segment.ms counts from, as Kafka's rollingBasedTimestamp."""
+        first = self.index.first()
+        return first[2] if first is not None else -1
+
     def append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
         """Append validated batches whose offsets start at `next_offset`; `headers` give their
         positions within `data`."""
@@ -187,6 +194,13 @@ class Segment:
     def close(self) -> None:
         self.storage.close()
         self.index.close()
+
+    def delete(self) -> None:
+        """Close the segment and remove its files (nothing may read it any more)."""
+        self.close()
+        for path in (self.storage.path, self.index.path):
+            if path is not None:
+                path.unlink(missing_ok=True)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -229,14 +243,17 @@ class Segment:
             return self.storage.read(position, batch_size_at(self.storage.read(position, LOG_OVERHEAD), 0))
         return chunk if end == len(chunk) else chunk[:end]
 
-    def offset_for_timestamp(self, timestamp: int) -> Optional[tuple[int, int]]:
-        """(offset, timestamp) of the first record in this segment with a timestamp >= the
-        given one, or None."""
+    def offset_for_timestamp(self, timestamp: int, min_offset: int) -> Optional[tuple[int, int]]:
+        """(offset, timestamp) of the first record in this segment at or after `min_offset` (the
+        log start) with a timestamp >= the given one, or None."""
         if self.max_timestamp < timestamp:
             return None
-        for header in self.walk(self.index.timestamp_scan_start(timestamp)):
-            if header.max_timestamp >= timestamp:
-                found = first_record_at_or_after(self.storage.read(header.position, header.size), timestamp)
+        start = max(self.index.timestamp_scan_start(timestamp),
+                    self.index.floor_position(min_offset - self.base_offset))
+        for header in self.walk(start):
+            if header.last_offset >= min_offset and header.max_timestamp >= timestamp:
+                batch = self.storage.read(header.position, header.size)
+                found = first_record_at_or_after(batch, timestamp, min_offset)
                 if found is not None:
                     return found
         return None

@@ -37,10 +37,15 @@ class FileStorage:
         os.fsync(self._fd)
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Close the file (again: nothing)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 class MemoryStorage:
+    path = None  # no file
+
     def __init__(self) -> None:
         self._data = bytearray()
 

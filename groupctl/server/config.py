@@ -52,6 +52,7 @@ class NodeConfig:
     topics: tuple[tuple[str, int], ...] = ()  # created at start when missing
     auto_create_topics: bool = defaults.AUTO_CREATE_TOPICS
     default_partitions: int = defaults.DEFAULT_PARTITIONS
+    log_retention_check_interval_ms: int = defaults.LOG_RETENTION_CHECK_INTERVAL_MS  # how often retention runs
     max_frame_bytes: int = defaults.MAX_FRAME_BYTES
     cluster_id: str = "groupctl"
     groups: GroupConfig = field(default_factory=GroupConfig)

@@ -107,7 +107,8 @@ class Node:
             on_suspend=self._suspend, settle=self.writes_settled, clock=clock,
         )
         self.writer = RecordWriter(self.store, config.node_id)
-        self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id)
+        self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id,
+                               clock=now_ms)
         self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.documents = GroupDocuments(self.store, self.serves)
@@ -133,7 +134,7 @@ class Node:
 
     async def load(self) -> None:
         """Open the store and read the topics back (groups load as their partitions are won),
-        and the ACLs with --authorizer."""
+        and the ACLs with --authorizer; start the partition logs' retention."""
         await self.store.start()
         await self.writer.start()
         for record in await self.writer.load(topics=True, wanted_group=lambda group: False):
@@ -142,6 +143,7 @@ class Node:
         log.info("loaded %d topic(s) from the store", len(self.topics.all()))
         if self.authorizer is not None:
             await self.authorizer.start()  # every ACL is read before the node listens
+        self.logs.start_retention(self.config.log_retention_check_interval_ms)
 
     async def join_cluster(self) -> None:
         """Once listening: register, take part in the election, watch topics, create the

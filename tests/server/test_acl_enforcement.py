@@ -16,7 +16,12 @@ from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.errors import GroupAuthorizationFailedError
 from kafka.protocol.admin.groups import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.admin.topics import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest
+from kafka.protocol.admin.topics import (
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    DeleteRecordsRequest,
+    DeleteTopicsRequest,
+)
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
@@ -162,6 +167,10 @@ CASES = {
         validate_only=True), lambda r: r.topics[0].error_code, TOPIC_DENIED),
     "DeleteTopics": (5, lambda: DeleteTopicsRequest[5](topic_names=["orders"], timeout_ms=1000),
                      lambda r: r.responses[0].error_code, TOPIC_DENIED),
+    "DeleteRecords": (2, lambda: DeleteRecordsRequest[2](topics=[DeleteRecordsRequest.DeleteRecordsTopic(
+        name="orders", partitions=[DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition(
+            partition_index=0, offset=-1)])], timeout_ms=1000),
+        lambda r: r.topics[0].partitions[0].error_code, TOPIC_DENIED),
     "CreatePartitions": (2, lambda: CreatePartitionsRequest[2](topics=[CreatePartitionsRequest.CreatePartitionsTopic(
         name="orders", count=2, assignments=None)], timeout_ms=1000, validate_only=True),
         lambda r: r.results[0].error_code, TOPIC_DENIED),

@@ -14,6 +14,7 @@ from groupctl.log import (
     LogManager,
     OffsetOutOfRangeError,
     PartitionLog,
+    RecordBatchTooLargeError,
     UnsupportedMagicError,
 )
 
@@ -144,12 +145,12 @@ def test_the_log_rolls_a_new_segment_before_exceeding_segment_bytes(make_log):
     assert log.log_end_offset == 14
 
 
-def test_a_batch_larger_than_a_segment_gets_a_segment_of_its_own(make_log):
+def test_batches_larger_than_a_segment_are_refused_as_kafka_does(make_log):
     log = make_log(segment_bytes=500)
     log.append(batch(1))
-    log.append(batch(1, value_size=2_000))
-    log.append(batch(1))
-    assert log.segment_base_offsets == [0, 1, 2]
+    with pytest.raises(RecordBatchTooLargeError):
+        log.append(batch(1, value_size=2_000))
+    assert (log.log_end_offset, log.segment_base_offsets) == (1, [0])
 
 
 def test_reads_find_every_offset_across_segment_rolls(make_log):

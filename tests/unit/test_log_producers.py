@@ -19,6 +19,7 @@ from groupctl.log import (
     ProducerStateManager,
 )
 from groupctl.log.batches import BatchHeader
+from groupctl.log.config import LogConfig
 from groupctl.log.producer_ids import MAX_EPOCH, MAX_NODE_ID, NODE_BITS
 from groupctl.log.producers import BATCHES_TO_RETAIN, INT32_MAX, last_sequence
 
@@ -237,7 +238,7 @@ def record_count(data: bytes) -> int:
 
 
 def open_log(directory: Optional[Path], segment_bytes: int = 1 << 20) -> PartitionLog:
-    return PartitionLog("orders", 0, directory, segment_bytes=segment_bytes, index_interval_bytes=4096)
+    return PartitionLog("orders", 0, directory, config=LogConfig(segment_bytes=segment_bytes), index_interval_bytes=4096)
 
 
 def test_the_log_answers_a_duplicate_with_the_original_offsets_and_writes_nothing():

@@ -11,6 +11,7 @@ from groupctl.server.handlers import (  # noqa: F401
     create_topics,
     delete_acls,
     delete_groups,
+    delete_records,
     delete_topics,
     describe_acls,
     describe_groups,

@@ -10,8 +10,9 @@ requires). A name that appears more than once in one request gets INVALID_REQUES
 entry and is not created, as in Kafka. A name whose creation is still being written for another
 request gets TOPIC_ALREADY_EXISTS (exactly one concurrent request creates a name). validate_only
 runs every check (including "already exists") and creates nothing; its results carry the zero
-topic id. Topic configs are accepted and not applied: the embedded log has no retention or
-compaction settings (a deliberate difference; the response reports no configs). The logs of the
+topic id. Topic configs are accepted and not applied (a deliberate difference; the response
+reports no configs): the logs honour a topic's configs only through
+`LogManager.set_topic_config`. The logs of the
 partitions this node leads start opening in the background once the topic is created, as a
 Kafka broker creates them when it becomes their leader (a request that comes first opens its own).
 

@@ -10,7 +10,8 @@ Semantics: each partition is read from its local log, whole batches only, from t
 holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all, except that
 the first partition with data returns at least one batch whatever its size (KIP-74).
 high_watermark and last_stable_offset are the log end offset; an offset outside [log start, log
-end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does. The answer goes out at once when
+end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does (DeleteRecords moves the log start
+up, so a consumer behind it resets per its auto.offset.reset). The answer goes out at once when
 min_bytes are available, any partition has an error, or max_wait_ms is 0; otherwise the handler
 waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes. Logs not
 open yet are opened first (all at once, off the event loop) and the partitions read after.

@@ -8,10 +8,11 @@ kafka-python sends 10-11, librdkafka 7, kcat 2.
 
 Semantics, per partition of the local log: -1 (latest) answers the log end offset, which is
 also the high watermark and last stable offset, so isolation_level does not change it; -2
-(earliest) and -4 (earliest local: there is no remote tier) the log start offset, both with
-timestamp -1; -3 the first record carrying the log's largest timestamp, with that timestamp;
--5 and -6 (tiered-storage positions, with no tier) offset -1; any other value the first record,
-in offset order, whose timestamp is >= it, with its timestamp, or offset -1 and timestamp -1
+(earliest) and -4 (earliest local: there is no remote tier) the log start offset (which
+DeleteRecords moves), both with timestamp -1; -3 the first record carrying the log's largest
+timestamp, with that timestamp; -5 and -6 (tiered-storage positions, with no tier) offset -1; any
+other value the first record at or after the log start, in offset order, whose timestamp is >=
+it, with its timestamp, or offset -1 and timestamp -1
 when none is. leader_epoch is always -1. Logs not open yet are opened first (all at once, off the
 event loop).
 

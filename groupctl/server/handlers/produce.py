@@ -15,7 +15,11 @@ replica acks=-1 and acks=1 are the same: the append is in the page cache when th
 out (see `groupctl.log.partition`), so timeout_ms never matters. Idempotent producers' sequences
 and epochs are checked by the log (`groupctl.log.producers`): a retry of one of the last five
 batches is answered NONE with its original offset, a gap or a new epoch not at sequence 0
-OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH.
+OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. The topic's configs apply
+as in Kafka (`groupctl.log.config`): a batch larger than max.message.bytes answers
+MESSAGE_TOO_LARGE and a partition's batches larger than segment.bytes RECORD_LIST_TOO_LARGE;
+with message.timestamp.type=LogAppendTime the log stamps the batches and log_append_time_ms
+carries the time (-1 with CreateTime, as Kafka).
 
 Authorization (`--authorizer`), as Kafka: Write on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no topic
@@ -24,9 +28,9 @@ is UNKNOWN_TOPIC_ID).
 Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
 partition are accepted (Kafka: exactly one from v3); no transactions (transactional batches are
-stored like idempotent ones; InitProducerId refuses transactional ids); no max.message.bytes check
-(the frame limit bounds a request); log_append_time_ms is always -1 (CreateTime); with acks=0 an
-error does not close the connection, the request is just dropped.
+stored like idempotent ones; InitProducerId refuses transactional ids); a retried duplicate
+answers log_append_time_ms -1 (Kafka: the original batch's time); with acks=0 an error does not
+close the connection, the request is just dropped.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from groupctl.log import (
     CorruptBatchError,
     InvalidProducerEpochError,
     OutOfOrderSequenceError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
     UnsupportedMagicError,
 )
 from groupctl.protocol.registry import api
@@ -57,9 +63,10 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
     topic_cls = ctx.response_class.TopicProduceResponse
     partition_cls = topic_cls.PartitionProduceResponse
 
-    def answer(index: int, error: ErrorCode, base_offset: int = -1, log_start_offset: int = -1) -> Any:
+    def answer(index: int, error: ErrorCode, base_offset: int = -1, log_start_offset: int = -1,
+               log_append_time: int = -1) -> Any:
         return partition_cls(index=index, error_code=error, base_offset=base_offset,
-                             log_append_time_ms=-1, log_start_offset=log_start_offset,
+                             log_append_time_ms=log_append_time, log_start_offset=log_start_offset,
                              record_errors=[], error_message=None)
 
     if request.acks not in VALID_ACKS:
@@ -87,6 +94,10 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                 partitions.append(answer(data.index, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT))
             except CorruptBatchError:
                 partitions.append(answer(data.index, ErrorCode.CORRUPT_MESSAGE))
+            except RecordTooLargeError:
+                partitions.append(answer(data.index, ErrorCode.MESSAGE_TOO_LARGE))
+            except RecordBatchTooLargeError:
+                partitions.append(answer(data.index, ErrorCode.RECORD_LIST_TOO_LARGE))
             except OutOfOrderSequenceError:
                 partitions.append(answer(data.index, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER))
             except InvalidProducerEpochError:
@@ -95,7 +106,8 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                 log.exception("appending to %s-%d failed", partition.topic, partition.partition)
                 partitions.append(answer(data.index, ErrorCode.KAFKA_STORAGE_ERROR))
             else:
-                partitions.append(answer(data.index, ErrorCode.NONE, appended.base_offset, appended.log_start_offset))
+                partitions.append(answer(data.index, ErrorCode.NONE, appended.base_offset, appended.log_start_offset,
+                                         appended.log_append_time))
         if by_id:
             responses.append(topic_cls(topic_id=topic.topic_id, partition_responses=partitions))
         else:
