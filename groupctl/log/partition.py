@@ -16,6 +16,10 @@ Invariants:
 - Idempotent producers (`producers`): an append is checked before anything is written. The state
   is rebuilt on open from the batch headers of the active segment only, so reopening reads at
   most one segment of headers, and a producer whose last batches are older is unknown afterwards.
+- Leader epochs (`epochs.py`): every batch appended carries `leader_epoch`, the epoch the log was
+  opened or last made leader with, and the epoch cache's latest entry is that epoch, assigned at
+  the log end offset of that moment (Kafka's makeLeader). The cache is checkpointed in
+  `leader-epoch-checkpoint`; `truncate_epochs_before` keeps it in step with a moving log start.
 
 Deliberate differences from Apache Kafka: no retention or compaction (the log start offset is
 the first segment's base offset), no producer-state snapshots, no transactions, no time-based
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from groupctl.log.batches import assign_offsets, validate_produced
+from groupctl.log.epochs import open_cache
 from groupctl.log.errors import LogCorruptionError, OffsetOutOfRangeError
 from groupctl.log.producers import ProducerStateManager
 from groupctl.log.segment import Segment
@@ -57,6 +62,7 @@ class PartitionLog:
         *,
         segment_bytes: int,
         index_interval_bytes: int,
+        leader_epoch: int = 0,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -69,6 +75,14 @@ class PartitionLog:
         self.producers = ProducerStateManager()
         for header in self._segments[-1].walk(0):
             self.producers.replay(header)
+        self.epochs = open_cache(directory, self._batch_epochs, self.log_end_offset)
+        self.leader_epoch = leader_epoch
+        self.epochs.assign(leader_epoch, self.log_end_offset)
+
+    def _batch_epochs(self):
+        """(leader epoch, base offset) of every batch, oldest first: rebuilds a lost epoch cache."""
+        return ((header.leader_epoch, header.base_offset) for segment in self._segments
+                for header in segment.walk(0))
 
     def _open(self) -> list[Segment]:
         assert self.directory is not None
@@ -131,7 +145,7 @@ class PartitionLog:
         `duplicate=True`. Listeners run after a write.
         """
         headers = validate_produced(data)
-        stored, assigned = assign_offsets(data, headers, self.log_end_offset)
+        stored, assigned = assign_offsets(data, headers, self.log_end_offset, self.leader_epoch)
         prepared = self.producers.prepare(assigned)
         if prepared.duplicate is not None:
             first, last = prepared.duplicate
@@ -144,6 +158,17 @@ class PartitionLog:
         for listener in list(self._listeners):
             listener()
         return AppendResult(assigned[0].base_offset, assigned[-1].last_offset, self.log_start_offset)
+
+    def become_leader(self, leader_epoch: int) -> None:
+        """Stamp later appends with `leader_epoch`, which starts at the log end offset; the
+        epoch cache is checkpointed (fsync) before this returns. Same epoch: nothing changes."""
+        self.epochs.assign(leader_epoch, self.log_end_offset)
+        self.leader_epoch = leader_epoch
+
+    def truncate_epochs_before(self, offset: int) -> None:
+        """The log start offset moved to `offset` (records deleted before it): the epoch cache
+        forgets the epochs that ended before it, the one holding it now starts there."""
+        self.epochs.truncate_from_start(offset)
 
     def _roll(self) -> Segment:
         self._segments[-1].sync()

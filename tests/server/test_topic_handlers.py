@@ -573,8 +573,8 @@ def test_metadata_v1_and_later_empty_list_means_no_topic_and_null_means_every_to
 
 
 @pytest.mark.parametrize("version", [7, 9, 12, 13])
-def test_metadata_reports_leader_epoch_minus_one_for_every_partition(coordinator, version):
+def test_metadata_reports_a_new_topics_partitions_at_leader_epoch_zero(coordinator, version):
     create_one(coordinator, creatable("orders", 3, 1))
     (entry,) = metadata(coordinator, version, ["orders"]).topics
-    assert [p.leader_epoch for p in entry.partitions] == [-1, -1, -1]
+    assert [p.leader_epoch for p in entry.partitions] == [0, 0, 0]
     assert [p.isr_nodes for p in entry.partitions] == [[0], [0], [0]]

@@ -9,8 +9,9 @@ for every topic, as Kafka answers it.
 Semantics: brokers are the live nodes (`/brokers/ids`) at their advertised addresses, the
 controller the lowest live node id. A partition is led by its first replica; while that node is
 down the partition has no leader (LEADER_NOT_AVAILABLE, leader -1): partition logs are not
-replicated. Leader epoch is always -1 (there are no leader epochs, which also keeps clients from
-sending OffsetForLeaderEpoch). A named topic
+replicated. leader_epoch is the partition's leader epoch, the one its leader stamps on batches and
+checks requests against (KIP-320); it never rises without OffsetForLeaderEpoch being served, which
+kafka-python calls as soon as it sees an epoch above its position's. A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
 for older versions, as Kafka does), with the node's default partition count. Concurrent
 requests that auto-create one name share one creation: the first writes the topic, the others
@@ -28,6 +29,7 @@ lists the refused ones last), and authorized operations are left at the schema d
 import uuid
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.log.epochs import INITIAL_LEADER_EPOCH
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed, cluster_allowed
@@ -51,7 +53,7 @@ def _topic_entry(ctx, record, live):
         up = [n for n in nodes if n in live]
         leader = nodes[0] if nodes and nodes[0] in live else -1
         return partition(error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE, partition_index=p,
-                         leader_id=leader, leader_epoch=-1, replica_nodes=list(nodes), isr_nodes=up,
+                         leader_id=leader, leader_epoch=INITIAL_LEADER_EPOCH, replica_nodes=list(nodes), isr_nodes=up,
                          offline_replicas=[n for n in nodes if n not in live])
 
     return cls(
