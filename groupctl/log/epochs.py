@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "leader-epoch-checkpoint"
 CHECKPOINT_VERSION = 0
-INITIAL_LEADER_EPOCH = 0  # a new partition's first leader epoch, as Kafka's controller gives it
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 

@@ -214,3 +214,10 @@ def test_list_offsets_fences_a_stale_current_epoch_and_refuses_a_future_one(node
     assert list_offsets(node, 7, -1, current=3) == (ErrorCode.FENCED_LEADER_EPOCH, -1, -1)
     assert list_offsets(node, 7, -1, current=5) == (ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1)
     assert list_offsets(node, 7, -1, current=4) == (0, 5, 4)
+
+
+def test_while_the_node_raises_its_epochs_its_partitions_answer_not_leader(node, epochs):
+    node.logs.leading = False
+    assert end_offsets(node, 4, [("orders", 0, -1, 0)]) == [("orders", 0, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1)]
+    assert fetch(node, 12, 0).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert list_offsets(node, 7, -1) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1)

@@ -400,6 +400,8 @@ def test_list_offsets_for_partitions_this_node_does_not_lead(timed):
 
 
 class DamagedLogs:
+    leading = True
+
     def get(self, topic: str, partition: int):
         return None  # never open
 

@@ -572,6 +572,16 @@ def test_metadata_v1_and_later_empty_list_means_no_topic_and_null_means_every_to
     assert [t.name for t in metadata(coordinator, version, None).topics] == ["a-topic", "b-topic"]
 
 
+def test_a_node_raising_its_leader_epochs_reports_its_partitions_leaderless(coordinator):
+    create_one(coordinator, creatable("orders", 2, 1))
+    coordinator.node.logs.leading = False
+    try:
+        (entry,) = metadata(coordinator, 12, ["orders"]).topics
+        assert [(p.error_code, p.leader_id) for p in entry.partitions] == [(ErrorCode.LEADER_NOT_AVAILABLE, -1)] * 2
+    finally:
+        coordinator.node.logs.leading = True
+
+
 @pytest.mark.parametrize("version", [7, 9, 12, 13])
 def test_metadata_reports_a_new_topics_partitions_at_leader_epoch_zero(coordinator, version):
     create_one(coordinator, creatable("orders", 3, 1))

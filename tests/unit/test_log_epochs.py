@@ -9,6 +9,7 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from groupctl.log.batches import parse_header
 from groupctl.log.epochs import CHECKPOINT_FILE, LeaderEpochCache, open_cache
+from groupctl.log.manager import LogManager
 from groupctl.log.partition import PartitionLog
 
 
@@ -175,3 +176,13 @@ def test_moving_the_log_start_truncates_the_epochs_from_the_start(tmp_path):
     log.truncate_epochs_before(4)
     assert log.epochs.entries == [(1, 4)]
     log.close()
+
+
+def test_the_log_manager_opens_a_log_at_its_partitions_epoch_and_moves_it_when_it_rises(tmp_path):
+    epochs = {("orders", 0): 3}
+    manager = LogManager(tmp_path, epoch_of=lambda topic, partition: epochs[(topic, partition)])
+    log = manager.partition("orders", 0)
+    log.append(records(2))
+    manager.lead("orders", 0, 4)
+    assert (log.leader_epoch, log.epochs.entries) == (4, [(3, 0), (4, 2)])
+    manager.close()
