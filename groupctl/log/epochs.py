@@ -4,7 +4,9 @@ Kafka's `leader-epoch-checkpoint` file in the partition's directory.
 File format (Kafka's LeaderEpochCheckpointFile): a version line `0`, a count line, then one
 `<epoch> <start offset>` line per entry, oldest first. It is replaced whole (write to `.tmp`,
 fsync, rename, fsync the directory) whenever an epoch is assigned, so a crash leaves the old or
-the new file, never a torn one.
+the new file, never a torn one. An empty log's file is written without the fsyncs: it holds one
+entry at offset 0, and losing it loses nothing (the log's next open assigns its epoch again),
+while two fsyncs would triple the cost of creating a partition.
 
 Invariants:
 - Entries are strictly increasing in both epoch and start offset; epochs and offsets are >= 0.
@@ -66,7 +68,8 @@ class LeaderEpochCache:
         for epoch, offset in batch_epochs:
             if epoch >= 0 and (not cache._entries or epoch > cache._entries[-1][0]):
                 cache._entries.append((epoch, offset))
-        cache._write()
+        if cache._entries:
+            cache._write()
         return cache
 
     @property
@@ -84,9 +87,10 @@ class LeaderEpochCache:
     # -- changes ---------------------------------------------------------------------------
 
     def assign(self, epoch: int, start_offset: int) -> None:
-        """Record that `epoch` begins at `start_offset` and checkpoint it (durably) before
-        returning. A no-op when `epoch` is already the latest and starts no later; entries that
-        would break monotonicity (an epoch >= it, or a start >= its start) are dropped first."""
+        """Record that `epoch` begins at `start_offset` and checkpoint it (durably, unless it is
+        the only entry and starts at 0) before returning. A no-op when `epoch` is already the
+        latest and starts no later; entries that would break monotonicity (an epoch >= it, or a
+        start >= its start) are dropped first."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"invalid leader epoch entry ({epoch}, {start_offset})")
         if self._entries:
@@ -96,7 +100,7 @@ class LeaderEpochCache:
         while self._entries and (self._entries[-1][0] >= epoch or self._entries[-1][1] >= start_offset):
             self._entries.pop()
         self._entries.append((epoch, start_offset))
-        self._write()
+        self._write(durable=self._entries != [(epoch, 0)])
 
     def truncate_from_end(self, end_offset: int) -> None:
         """Drop the entries that start past `end_offset` (the log was cut back to it)."""
@@ -144,7 +148,7 @@ class LeaderEpochCache:
 
     # -- the checkpoint file ---------------------------------------------------------------
 
-    def _write(self) -> None:
+    def _write(self, durable: bool = True) -> None:
         if self.path is None:
             return
         lines = [str(CHECKPOINT_VERSION), str(len(self._entries))]
@@ -153,10 +157,13 @@ class LeaderEpochCache:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, ("\n".join(lines) + "\n").encode())
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, self.path)
+        if not durable:
+            return
         dir_fd = os.open(self.path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest
@@ -144,3 +144,41 @@ def test_the_other_node_of_a_cluster_reports_the_raised_epoch(zk_connect, tmp_pa
     finally:
         for node in nodes:
             node.stop()
+
+
+def test_librdkafka_resumes_from_an_offset_committed_with_its_epoch_after_a_restart(store_config):
+    node = InProcessCoordinator(store_config).start()
+    produce(node.bootstrap, range(4))
+    consumer = Consumer({"bootstrap.servers": node.bootstrap, "group.id": "resume", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", "broker.address.family": "v4"})
+    try:
+        consumer.subscribe([TOPIC])
+        read = []
+        deadline = time.monotonic() + 30
+        while len(read) < 2 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                read.append(message)
+        consumer.commit(message=read[1], asynchronous=False)
+    finally:
+        consumer.close()
+        node.stop()
+    node = InProcessCoordinator(replace(store_config, port=0)).start()
+    consumer = Consumer({"bootstrap.servers": node.bootstrap, "group.id": "resume", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", "broker.address.family": "v4"})
+    try:
+        consumer.subscribe([TOPIC])
+        read, errors = [], []
+        deadline = time.monotonic() + 30
+        while len(read) < 2 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is not None:
+                errors.append(str(message.error()))
+            elif message is not None:
+                read.append((message.offset(), message.leader_epoch()))
+        committed = consumer.committed([TopicPartition(TOPIC, 0)], timeout=10)[0]
+        assert (committed.offset, committed.leader_epoch) == (2, 0)
+        assert (read, errors) == ([(2, 0), (3, 0)], [])
+    finally:
+        consumer.close()
+        node.stop()

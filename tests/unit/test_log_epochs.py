@@ -4,9 +4,12 @@ epoch on every batch it appends and keeps the cache in step when it reopens."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from kafka.record.memory_records import MemoryRecordsBuilder
 
+from groupctl.log import epochs as epochs_module
 from groupctl.log.batches import parse_header
 from groupctl.log.epochs import CHECKPOINT_FILE, LeaderEpochCache, open_cache
 from groupctl.log.manager import LogManager
@@ -186,3 +189,15 @@ def test_the_log_manager_opens_a_log_at_its_partitions_epoch_and_moves_it_when_i
     manager.lead("orders", 0, 4)
     assert (log.leader_epoch, log.epochs.entries) == (4, [(3, 0), (4, 2)])
     manager.close()
+
+
+def test_only_an_empty_logs_checkpoint_is_written_without_fsync(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(epochs_module.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    log = log_at(tmp_path, epoch=0)
+    assert synced == [] and (tmp_path / CHECKPOINT_FILE).read_text() == "0\n1\n0 0\n"
+    log.append(records(1))
+    log.become_leader(1)
+    assert len(synced) == 2  # the file, then the directory holding the renamed file
+    log.close()
