@@ -45,6 +45,11 @@ def metadata_epochs(node, topic: str = TOPIC) -> dict[int, int]:
     return {p.partition_index: p.leader_epoch for p in answer.partitions}
 
 
+def brokers(node) -> list[int]:
+    request = MetadataRequest[12](topics=[], allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    return [broker.node_id for broker in exchange(node, request, 12).brokers]
+
+
 def end_offset_of(node, epoch: int) -> tuple[int, int, int]:
     request_class = OffsetForLeaderEpochRequest[4]
     topic = request_class.OffsetForLeaderTopic
@@ -131,6 +136,7 @@ def test_the_other_node_of_a_cluster_reports_the_raised_epoch(zk_connect, tmp_pa
     configs = [node_config(node_id=n, zk=zk_connect, data_dir=tmp_path / f"data-{n}") for n in (0, 1)]
     nodes = [InProcessCoordinator(config).start() for config in configs]
     try:
+        wait_until(lambda: all(len(brokers(node)) == 2 for node in nodes), 15, message="each node sees both")
         admin = KafkaAdminClient(bootstrap_servers=nodes[1].bootstrap)
         try:
             admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [0], 1: [1]})])

@@ -17,9 +17,9 @@ fetcher's log diverges from this one (its epoch ended here before fetch_offset, 
 here but older epochs are known) the partition answers diverging_epoch (epoch, end offset) and no
 records; an epoch this log cannot place answers OFFSET_OUT_OF_RANGE. The answer goes out at once
 when min_bytes are available, any partition has an error or a diverging epoch, or max_wait_ms is
-0; otherwise the handler
-waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes. Logs not
-open yet are opened first (all at once, off the event loop) and the partitions read after.
+0; otherwise the handler waits on the logs' append listeners until enough bytes arrive or
+max_wait_ms passes. Logs not open yet are opened first (all at once, off the event loop) and the
+partitions read after.
 
 Fetch sessions are disabled, as on a broker with no session cache slots: a full request (epoch -1
 or 0) gets a full response with session_id 0, so clients keep sending full requests; an
@@ -29,9 +29,9 @@ Authorization (`--authorizer`), as Kafka for consumers: Read on each topic, else
 answer TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no
 topic is UNKNOWN_TOPIC_ID), which, like any error, sends the answer at once.
 
-Deliberate differences from Apache Kafka: aborted_transactions is null for read_uncommitted and empty for
-read_committed (no transactions); a partition another node leads answers NOT_LEADER_OR_FOLLOWER
-without current_leader/node_endpoints; a read stops at a segment boundary.
+Deliberate differences from Apache Kafka: aborted_transactions is null for read_uncommitted and
+empty for read_committed (no transactions); a partition another node leads answers
+NOT_LEADER_OR_FOLLOWER without current_leader/node_endpoints; a read stops at a segment boundary.
 """
 
 from __future__ import annotations

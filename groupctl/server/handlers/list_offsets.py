@@ -21,9 +21,9 @@ not open yet are opened first (all at once, off the event loop).
 Authorization (`--authorizer`), as Kafka: Describe on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED (offset and timestamp -1).
 
-Deliberate differences from Apache Kafka: duplicate partitions in one request are answered twice instead of INVALID_REQUEST;
-the special timestamps are honoured at every version, as Kafka's broker does (clients gate
-them by version).
+Deliberate differences from Apache Kafka: duplicate partitions in one request are answered twice
+instead of INVALID_REQUEST; the special timestamps are honoured at every version, as Kafka's
+broker does (clients gate them by version).
 """
 
 from __future__ import annotations
