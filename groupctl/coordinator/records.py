@@ -16,12 +16,12 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import GroupDocument
-from groupctl.layout.topics import TopicDocument
+from groupctl.layout.topics import INITIAL_LEADER_EPOCH, TopicDocument
 
 
 class GroupMetadataRecord:
@@ -98,16 +98,25 @@ class OffsetTombstone:
 
 @dataclass(frozen=True)
 class TopicRecord:
-    """A topic as stored at `/brokers/topics/<topic>`; `replicas[p]` lists the node ids of p."""
+    """A topic as stored at `/brokers/topics/<topic>`; `replicas[p]` lists the node ids of p,
+    `leader_epochs[p]` its leader epoch when above 0 (KIP-101)."""
 
     name: str
     topic_id: str
     replicas: dict[int, list[int]]
+    leader_epochs: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, name: str, document: TopicDocument) -> "TopicRecord":
         """The record of topic `name` as its stored document holds it."""
-        return cls(name=name, topic_id=document.topic_id, replicas=document.replicas)
+        return cls(name=name, topic_id=document.topic_id, replicas=document.replicas,
+                   leader_epochs=document.leader_epochs)
+
+    def leader_epoch(self, partition: int) -> int:
+        return self.leader_epochs.get(partition, INITIAL_LEADER_EPOCH)
+
+    def document(self) -> TopicDocument:
+        return TopicDocument(self.topic_id, self.replicas, self.leader_epochs)
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,11 @@ is a topic with message.timestamp.type=LogAppendTime, whose batches `timestamps.
 Header layout and the CRC check come from kafka-python's `DefaultRecordBatch`; nothing here
 decodes records except `first_record_at_or_after`, which ListOffsets by timestamp needs.
 
+PartitionLeaderEpoch is the partition's leader epoch when the batch was appended (KIP-101), as
+Kafka's leader stamps it; consumers read it as the record's leader epoch. Batches appended before
+this node stamped epochs carry -1 ("no epoch"), which clients treat as unknown.
+
 Deliberate differences from Apache Kafka:
-- PartitionLeaderEpoch is written as -1 (no epoch): this node reports leader epoch -1 in
-  Metadata and ListOffsets, and a batch epoch would invite OffsetForLeaderEpoch validation.
 - A produced control batch is refused as corrupt (only a transaction coordinator writes them,
   and this node has none); Kafka answers INVALID_RECORD for malformed produce batches, which
   this node reports as CORRUPT_MESSAGE (see `errors.py`).
@@ -57,6 +59,7 @@ class BatchHeader:
     producer_id: int  # -1 when the producer is not idempotent
     producer_epoch: int
     base_sequence: int  # -1 when the producer is not idempotent
+    leader_epoch: int = NO_PARTITION_LEADER_EPOCH  # the partition leader epoch stamped at append
 
     @property
     def last_offset(self) -> int:
@@ -75,14 +78,15 @@ def batch_size_at(buf: bytes | bytearray | memoryview, pos: int) -> int:
 def parse_header(buf: bytes | bytearray | memoryview, pos: int, position: int) -> BatchHeader:
     """Parse the v2 header at `buf[pos:]` (HEADER_SIZE bytes must be there), recording it as
     starting at `position`. Raises CorruptBatchError for a non-v2 magic or an impossible length."""
-    (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, _first_ts,
+    (base_offset, length, leader_epoch, magic, _crc, attributes, last_offset_delta, _first_ts,
      max_timestamp, producer_id, producer_epoch, base_sequence, count) = HEADER.unpack_from(buf, pos)
     if magic != MAGIC:
         raise CorruptBatchError(f"batch at {position} has magic {magic}, expected {MAGIC}")
     if length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptBatchError(f"batch at {position} has impossible length {length}")
     return BatchHeader(position, LOG_OVERHEAD + length, base_offset, attributes,
-                       last_offset_delta, max_timestamp, count, producer_id, producer_epoch, base_sequence)
+                       last_offset_delta, max_timestamp, count, producer_id, producer_epoch, base_sequence,
+                       leader_epoch)
 
 
 def validate_produced(data: bytes | bytearray | memoryview) -> list[BatchHeader]:
@@ -129,20 +133,20 @@ def validate_produced(data: bytes | bytearray | memoryview) -> list[BatchHeader]
 
 
 def assign_offsets(
-    data: bytes | bytearray | memoryview, headers: list[BatchHeader], base_offset: int
+    data: bytes | bytearray | memoryview, headers: list[BatchHeader], base_offset: int, leader_epoch: int
 ) -> tuple[bytearray, list[BatchHeader]]:
-    """A copy of `data` with consecutive offsets from `base_offset` and no leader epoch written
+    """A copy of `data` with consecutive offsets from `base_offset` and `leader_epoch` written
     into each batch header, and the headers as they now read."""
     out = bytearray(data)
     assigned = []
     offset = base_offset
     for header in headers:
         _INT64.pack_into(out, header.position, offset)
-        _INT32.pack_into(out, header.position + LEADER_EPOCH_OFFSET, NO_PARTITION_LEADER_EPOCH)
+        _INT32.pack_into(out, header.position + LEADER_EPOCH_OFFSET, leader_epoch)
         assigned.append(
             BatchHeader(header.position, header.size, offset, header.attributes,
                         header.last_offset_delta, header.max_timestamp, header.records_count,
-                        header.producer_id, header.producer_epoch, header.base_sequence)
+                        header.producer_id, header.producer_epoch, header.base_sequence, leader_epoch)
         )
         offset += header.last_offset_delta + 1
     return out, assigned

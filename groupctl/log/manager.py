@@ -33,6 +33,12 @@ no read can reach them afterwards) and then checkpoints the new start and unlink
 worker thread (`finish_removal`). Logs nobody has opened since the node started are not looked
 at (Kafka opens every log at start-up); they do not grow either, and are retained once opened.
 
+Leader epochs: a log opens at the epoch `epoch_of(topic, partition)` gives then (the node's topic
+registry), read on the loop's thread, and `lead` moves an open log to a new epoch; a log that
+finishes opening after its epoch changed is moved on registration. `leading` is False while the
+node raises the epochs of the partitions it leads (a start, a new ZooKeeper session): the
+handlers then answer those partitions as a broker that is not their leader yet does.
+
 The manager also owns the node's producer-id allocator (`producer_ids`, see `producer_ids.py`):
 producer ids exist for the partition logs' producer state, and the allocator needs no files,
 only the node's id (which keeps ids of different nodes apart).
@@ -49,7 +55,7 @@ import shutil
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from groupctl.log.config import DEFAULT_SEGMENT_BYTES, LogConfig
 from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
@@ -95,6 +101,7 @@ class LogManager:
         index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
         node_id: int = 0,
         clock: Clock = wall_clock_ms,
+        epoch_of: Callable[[str, int], int] = lambda topic, partition: 0,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.default_config = LogConfig(segment_bytes=segment_bytes)
@@ -102,6 +109,8 @@ class LogManager:
         self.clock = clock
         self._configs: dict[str, LogConfig] = {}  # topics with their own config
         self._retention: Optional[asyncio.Task[None]] = None
+        self._epoch_of = epoch_of
+        self.leading = True  # False while the node's leader epochs are being raised
         self._logs: dict[Key, PartitionLog] = {}
         self._opening: dict[Key, _Attempt] = {}  # attempts in flight
         self._abandoned: dict[Key, _Attempt] = {}  # attempts in flight whose topic was deleted
@@ -136,9 +145,16 @@ class LogManager:
         directory = self._directory(topic, partition)
         if key in self._opening or key in self._abandoned:
             raise LogError(f"the log of {topic}-{partition} is being opened by a worker thread")
-        opened = self._new_log(topic, partition, directory)
+        opened = self._new_log(topic, partition, directory, self._epoch_of(topic, partition))
         self._logs[key] = opened
         return opened
+
+    def lead(self, topic: str, partition: int, leader_epoch: int) -> None:
+        """Move the open log of `topic`/`partition` (if any) to `leader_epoch`: later appends
+        carry it and its epoch cache records where it began (a checkpoint write and fsync)."""
+        opened = self._logs.get((topic, partition))
+        if opened is not None and opened.leader_epoch != leader_epoch:
+            opened.become_leader(leader_epoch)
 
     def _directory(self, topic: str, partition: int) -> Optional[Path]:
         if not _TOPIC.match(topic) or topic in (".", "..") or partition < 0:
@@ -223,7 +239,7 @@ class LogManager:
             await asyncio.wait([after.task])  # an abandoned attempt on the same directory ends first
         if self._closed:
             raise LogError("the log manager is closed")
-        attempt.built = self._pool().submit(self._build, key, attempt.directory)
+        attempt.built = self._pool().submit(self._build, key, attempt.directory, self._epoch_of(*key))
         try:
             opened: Optional[PartitionLog] = await asyncio.wrap_future(attempt.built)
         except (LogError, OSError):
@@ -239,17 +255,19 @@ class LogManager:
         assert opened is not None
         opened.configure(self.config_for(key[0]))  # the topic's config may have changed meanwhile
         self._logs[key] = opened
+        self.lead(*key, self._epoch_of(*key))  # the epoch rose while it was being opened
         return opened
 
-    def _build(self, key: Key, directory: Path) -> PartitionLog:
+    def _build(self, key: Key, directory: Path, leader_epoch: int) -> PartitionLog:
         """Runs in a worker thread."""
         if self._closed:
             raise LogError("the log manager is closed")
-        return self._new_log(key[0], key[1], directory)
+        return self._new_log(key[0], key[1], directory, leader_epoch)
 
-    def _new_log(self, topic: str, partition: int, directory: Optional[Path]) -> PartitionLog:
+    def _new_log(self, topic: str, partition: int, directory: Optional[Path], leader_epoch: int) -> PartitionLog:
         return PartitionLog(topic, partition, directory, config=self.config_for(topic),
-                            index_interval_bytes=self.index_interval_bytes, clock=self.clock)
+                            index_interval_bytes=self.index_interval_bytes, clock=self.clock,
+                            leader_epoch=leader_epoch)
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:

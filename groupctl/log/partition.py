@@ -28,6 +28,10 @@ Invariants:
   `finish_removal` (any thread) checkpoints the new start and only then closes and unlinks the
   segments, so a crash in between leaves the old files below a durable start, which the next
   open deletes. The active segment is never detached.
+- Leader epochs (`epochs.py`): every batch appended carries `leader_epoch`, the epoch the log was
+  opened or last made leader with, and the epoch cache's latest entry is that epoch, assigned at
+  the log end offset of that moment (Kafka's makeLeader). The cache is checkpointed in
+  `leader-epoch-checkpoint`; it follows the log start (`_log_start_moved`, and at open).
 
 Retention (`retention_removal`, run by the log manager every log.retention.check.interval.ms)
 deletes whole segments from the oldest, as Kafka's UnifiedLog.deleteOldSegments: first while
@@ -56,6 +60,7 @@ from typing import Callable, Optional
 from groupctl.log.batches import assign_offsets, validate_produced
 from groupctl.log.checkpoints import LogStartCheckpoint
 from groupctl.log.config import LOG_APPEND_TIME, LogConfig
+from groupctl.log.epochs import open_cache
 from groupctl.log.errors import (
     LogCorruptionError,
     OffsetOutOfRangeError,
@@ -107,6 +112,7 @@ class PartitionLog:
         config: LogConfig = LogConfig(),
         index_interval_bytes: int,
         clock: Clock = wall_clock_ms,
+        leader_epoch: int = 0,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -123,6 +129,15 @@ class PartitionLog:
         self.producers = ProducerStateManager()
         for header in self._segments[-1].walk(0):
             self.producers.replay(header)
+        self.epochs = open_cache(directory, self._batch_epochs, self.log_end_offset)
+        self.epochs.truncate_from_start(self._log_start)
+        self.leader_epoch = leader_epoch
+        self.epochs.assign(leader_epoch, self.log_end_offset)
+
+    def _batch_epochs(self):
+        """(leader epoch, base offset) of every batch, oldest first: rebuilds a lost epoch cache."""
+        return ((header.leader_epoch, header.base_offset) for segment in self._segments
+                for header in segment.walk(0))
 
     def _open(self) -> list[Segment]:
         assert self.directory is not None
@@ -211,7 +226,7 @@ class PartitionLog:
                                           f"{config.max_message_bytes}")
         if len(data) > config.segment_bytes:
             raise RecordBatchTooLargeError(f"{len(data)} bytes of batches exceed segment.bytes {config.segment_bytes}")
-        stored, assigned = assign_offsets(data, headers, self.log_end_offset)
+        stored, assigned = assign_offsets(data, headers, self.log_end_offset, self.leader_epoch)
         prepared = self.producers.prepare(assigned)
         if prepared.duplicate is not None:
             first, last = prepared.duplicate
@@ -241,6 +256,13 @@ class PartitionLog:
         first = active.first_batch_timestamp
         waited = max_timestamp - first if first >= 0 else self._clock() - self._active_created
         return waited > self.config.segment_ms
+
+    def become_leader(self, leader_epoch: int) -> None:
+        """Stamp later appends with `leader_epoch`, which starts at the log end offset; the
+        epoch cache is checkpointed (fsync) before this returns. Same epoch: nothing changes."""
+        self.epochs.assign(leader_epoch, self.log_end_offset)
+        self.leader_epoch = leader_epoch
+
 
     def _roll(self) -> Segment:
         self._segments[-1].sync()
@@ -275,9 +297,10 @@ class PartitionLog:
 
     def _log_start_moved(self, new_start: int) -> tuple[Segment, ...]:
         """The one place the log start moves (DeleteRecords, retention): everything that follows
-        it moving up to `new_start` is done here. Sets the start, and detaches the segments
-        entirely below it from reads, returning them for removal."""
+        it moving up to `new_start` is done here. Sets the start, truncates the epoch cache from
+        it, and detaches the segments entirely below it from reads, returning them for removal."""
         self._log_start = new_start
+        self.epochs.truncate_from_start(new_start)
         detached = []
         while len(self._segments) > 1 and self._segments[1].base_offset <= new_start:
             detached.append(self._segments.pop(0))

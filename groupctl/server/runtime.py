@@ -13,6 +13,8 @@ Invariants:
   of commits/s; a kill -9 loses at most that iteration's events, `close` writes what is queued.
 - Every EMPTY_GROUP_CLEANUP_INTERVAL_MS the Empty groups without committed offsets are deleted
   (`Coordinator.delete_empty_groups`), so groups created under throwaway ids do not pile up.
+- Topic partitions this node leads are served only once their leader epochs are raised for this
+  start or ZooKeeper session (`leader_epochs.LeaderEpochs.lead`, before the election starts).
 - Only group partitions this node leads are served: one won answers COORDINATOR_LOAD_IN_PROGRESS
   until its groups are loaded into the core; one lost leaves the core at once (NOT_COORDINATOR).
 - Group state the store refused is never served: a failed write's partitions are given up and
@@ -41,6 +43,7 @@ from groupctl.coordinator.records import Record, TopicRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.credentials import ScramCredential, decode_credentials
+from groupctl.layout.topics import INITIAL_LEADER_EPOCH
 from groupctl.layout.paths import user_path
 from groupctl.log import LogManager
 from groupctl.server.authorizer import NodeAuthorizer
@@ -49,6 +52,7 @@ from groupctl.server.election import Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments, StoredDocument
 from groupctl.server.journal import Journal
+from groupctl.server.leader_epochs import LeaderEpochs
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
@@ -108,8 +112,10 @@ class Node:
         )
         self.writer = RecordWriter(self.store, config.node_id)
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id,
-                               clock=now_ms)
+                               clock=now_ms, epoch_of=self._leader_epoch)
+        self.logs.leading = False  # until `join_cluster` has raised this node's leader epochs
         self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
+        self.leader_epochs = LeaderEpochs(self.topics, self.logs, config.node_id, lambda: self.stopping)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.documents = GroupDocuments(self.store, self.serves)
         self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
@@ -146,9 +152,11 @@ class Node:
         self.logs.start_retention(self.config.log_retention_check_interval_ms)
 
     async def join_cluster(self) -> None:
-        """Once listening: register, take part in the election, watch topics, create the
+        """Once listening: register, raise the leader epochs of the partitions this node leads
+        (serving them from then on), take part in the election, watch topics, create the
         configured topics and serve stored rebalance requests."""
         await self.register()
+        await self.leader_epochs.lead()
         on_session_lost = getattr(self.store, "on_session_lost", None)
         if on_session_lost is not None:
             self._unsubscribe_session = on_session_lost(self._register_again)
@@ -232,9 +240,10 @@ class Node:
     def _register_again(self) -> None:
         """ZooKeeper expired our session, taking `/brokers/ids/<id>` with it: register anew (the
         election has already stepped down from every partition; it claims again once the new
-        registration is seen)."""
+        registration is seen). Its partitions are not led until their epochs are raised again."""
         if not self.bound_ports or self.stopping:
             return
+        self.logs.leading = False
         log.warning("ZooKeeper session expired; registering node %d again", self.config.node_id)
         task = asyncio.get_running_loop().create_task(self._register_when_reconnected())
         task.add_done_callback(_log_failure)
@@ -244,9 +253,10 @@ class Node:
         while not self.stopping:
             try:
                 await self.register()
-                return
+                break
             except StoreUnavailable:  # kazoo is still establishing the new session
                 await asyncio.sleep(backoff.failed() / 1000)
+        await self.leader_epochs.lead()
 
     async def register(self) -> None:
         """Register `/brokers/ids/<id>`. After a crash the previous process's ephemeral node
@@ -519,6 +529,11 @@ class Node:
         self.logs.delete_topic(name)
         self.submit(self.core.delete_topic_offsets((name,), self.now_ms()))
 
+    def _leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch as the topic registry holds it (what Metadata reports)."""
+        record = self.topics.get(topic)
+        return record.leader_epoch(partition) if record is not None else INITIAL_LEADER_EPOCH
+
     def _publish_topics(self) -> None:
         """Hand the core the topics as the registry has them (consumer groups assign by them)."""
         self.core.use_topics(TopicImage.of(TopicInfo(t.name, t.topic_id, len(t.replicas)) for t in self.topics.all()))
@@ -537,6 +552,7 @@ class Node:
             self._topic_deleted(name)
             return
         self._topics_seen[name] = record
+        self.leader_epochs.sync(record)
         recreated = before is not None and before.topic_id != record.topic_id
         if recreated and (known is None or known.topic_id != record.topic_id):
             self._topic_deleted(name)  # deleted and created again elsewhere, faster than the watch could tell

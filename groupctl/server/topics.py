@@ -14,6 +14,9 @@ Invariants:
   additions and deletions of an existing topic take turns, each validated against the topic as
   the previous one left it; a pending deletion makes later ones and additions
   UNKNOWN_TOPIC_OR_PARTITION, while the topic stays visible until its tombstone is durable.
+- Leader epochs only rise: a partition starts at 0 (new topics and added partitions) and its
+  leader raises it (`raise_leader_epochs`) each time it starts leading; growing a topic keeps
+  the existing partitions' epochs.
 - Placement: partition p's replicas are `replication_factor` consecutive live nodes (id order)
   from index (start + p) mod n, so leaders spread round-robin; added partitions continue the
   sequence from the first existing partition whose leader is live (Kafka anchors on partition 0's).
@@ -281,7 +284,8 @@ class TopicRegistry:
         else:
             self._check_replication(factor, live)
             new = spread(live, self._continued_start(current, live), added, factor)
-        return TopicRecord(name=name, topic_id=current.topic_id, replicas={**current.replicas, **new})
+        return TopicRecord(name=name, topic_id=current.topic_id, replicas={**current.replicas, **new},
+                           leader_epochs=current.leader_epochs)
 
     @staticmethod
     def _continued_start(current: TopicRecord, live: Sequence[int]) -> int:
@@ -297,7 +301,8 @@ class TopicRegistry:
                              assignments: Optional[Sequence[Sequence[int]]] = None,
                              validate_only: bool = False) -> TopicRecord:
         """Grow `name` to `count` partitions (CreatePartitions): write and apply the planned
-        record, after any partition addition or deletion of `name` already queued. With
+        record (the existing partitions keep their leader epochs, the new ones start at 0), after
+        any partition addition or deletion of `name` already queued. With
         `validate_only`, only plan (against the topic as it is now). Raises TopicError, or what
         the write raises (then the topic is unchanged)."""
         if validate_only:
@@ -325,6 +330,30 @@ class TopicRegistry:
             raise TopicError(ErrorCode.NOT_CONTROLLER,
                              f"topic {record.name!r} changed concurrently; try again") from None
         self.replay(record)
+
+    # --- leader epochs -----------------------------------------------------------------------
+
+    def led_by(self, node_id: int) -> list[str]:
+        """The topics with a partition `node_id` leads (is the first replica of)."""
+        return [record.name for record in self.all()
+                if any(nodes and nodes[0] == node_id for nodes in record.replicas.values())]
+
+    async def raise_leader_epochs(self, name: str, node_id: int) -> Optional[TopicRecord]:
+        """Raise by one the leader epoch of each partition of `name` that `node_id` leads, in one
+        compare-and-set write after any change of `name` already queued, and return the record
+        written (None: the topic is gone, or `node_id` leads none of it now). Raises TopicError
+        (NOT_CONTROLLER: another node changed the topic meanwhile) or what the write raises."""
+        async with self._turn(name):
+            await self._refresh(name)
+            current = self._by_name.get(name)
+            led = [] if current is None else [p for p, nodes in current.replicas.items() if nodes[0] == node_id]
+            if not led:
+                return None
+            raised = {p: current.leader_epoch(p) + 1 for p in led}
+            record = TopicRecord(name=name, topic_id=current.topic_id, replicas=current.replicas,
+                                 leader_epochs={**current.leader_epochs, **raised})
+            await self._write_change(record)
+        return record
 
     # --- deletion ----------------------------------------------------------------------------
 

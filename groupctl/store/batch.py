@@ -32,7 +32,6 @@ from groupctl.coordinator.records import (
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.paths import group_path, offset_topic_path, offsets_path, topic_path
-from groupctl.layout.topics import TopicDocument
 from groupctl.store.base import Create, Delete, Op, SetData
 from groupctl.store.scopes import StoredDoc
 
@@ -110,7 +109,7 @@ class Batch:
         elif isinstance(record, GroupTombstone):
             self._delete_group(record.group)
         elif isinstance(record, TopicRecord):
-            self.put(topic_path(record.name), TopicDocument(record.topic_id, record.replicas))
+            self.put(topic_path(record.name), record.document())
         elif isinstance(record, TopicTombstone):
             if self.exists(topic_path(record.name)):
                 self.remove(topic_path(record.name))

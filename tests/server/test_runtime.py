@@ -130,6 +130,33 @@ def test_a_node_whose_zookeeper_session_expires_registers_again(zk_connect):
     run(scenario())
 
 
+@pytest.mark.zookeeper
+def test_a_node_registered_again_after_its_session_expired_leads_its_partitions_at_a_raised_epoch(zk_connect):
+    hosts, chroot = split_connect(zk_connect)
+
+    def stored_epochs():
+        client = KazooClient(hosts=hosts)
+        client.start(timeout=10)
+        try:
+            return json.loads(client.get(f"{chroot}/brokers/topics/t")[0]).get("leader_epochs")
+        finally:
+            client.stop()
+            client.close()
+
+    async def scenario():
+        node = await started_node(zk=zk_connect, zk_session_timeout_s=4.0)
+        assert node.topics.get("t").leader_epoch(0) == 0 and node.logs.leading
+        old_session, password = node.store._client.client_id
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, expire_session, hosts, old_session, password)
+        await eventually(lambda: node.topics.get("t").leader_epoch(0) == 1 and node.logs.leading,
+                         timeout=20, message="leading again at epoch 1")
+        assert await loop.run_in_executor(None, stored_epochs) == {"0": 1}
+        await node.close()
+
+    run(scenario())
+
+
 def test_sigterm_with_a_live_consumer_stops_well_within_the_drain_timeout(tmp_path):
     node = CoordinatorProcess("--topic", "jobs:2", log_path=tmp_path / "coordinator.log").start()
     consumer = ConsumerProcess("kafka-python", node.bootstrap, "workers", "jobs", client_id="w")

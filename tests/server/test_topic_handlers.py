@@ -572,9 +572,19 @@ def test_metadata_v1_and_later_empty_list_means_no_topic_and_null_means_every_to
     assert [t.name for t in metadata(coordinator, version, None).topics] == ["a-topic", "b-topic"]
 
 
+def test_a_node_raising_its_leader_epochs_reports_its_partitions_leaderless(coordinator):
+    create_one(coordinator, creatable("orders", 2, 1))
+    coordinator.node.logs.leading = False
+    try:
+        (entry,) = metadata(coordinator, 12, ["orders"]).topics
+        assert [(p.error_code, p.leader_id) for p in entry.partitions] == [(ErrorCode.LEADER_NOT_AVAILABLE, -1)] * 2
+    finally:
+        coordinator.node.logs.leading = True
+
+
 @pytest.mark.parametrize("version", [7, 9, 12, 13])
-def test_metadata_reports_leader_epoch_minus_one_for_every_partition(coordinator, version):
+def test_metadata_reports_a_new_topics_partitions_at_leader_epoch_zero(coordinator, version):
     create_one(coordinator, creatable("orders", 3, 1))
     (entry,) = metadata(coordinator, version, ["orders"]).topics
-    assert [p.leader_epoch for p in entry.partitions] == [-1, -1, -1]
+    assert [p.leader_epoch for p in entry.partitions] == [0, 0, 0]
     assert [p.isr_nodes for p in entry.partitions] == [[0], [0], [0]]

@@ -323,3 +323,28 @@ def test_two_names_claiming_one_id_never_leave_by_id_pointing_at_a_forgotten_top
 def test_an_observed_record_must_carry_the_name_it_was_observed_under():
     with pytest.raises(ValueError):
         registry().observe("a", TopicRecord("b", "id", {0: [0]}))
+
+
+# --- leader epochs ------------------------------------------------------------------------------
+
+
+def test_new_partitions_start_at_leader_epoch_0_and_the_existing_ones_keep_theirs():
+    topics = registry(nodes=(0, 1))
+    topics.replay(TopicRecord("orders", "id-1", {0: [0], 1: [1]}, leader_epochs={0: 4, 1: 2}))
+    grown = topics.plan_partitions("orders", 4)
+    assert [grown.leader_epoch(p) for p in range(4)] == [4, 2, 0, 0]
+
+
+def test_raising_leader_epochs_writes_one_more_for_each_partition_the_node_leads():
+    async def scenario():
+        writer = GatedWriter()
+        topics = registry(nodes=(0, 1), writer=writer)
+        topics.replay(TopicRecord("orders", "id-1", {0: [0], 1: [1], 2: [0]}, leader_epochs={0: 4}))
+        topics.replay(TopicRecord("other", "id-2", {0: [1]}))
+        assert topics.led_by(0) == ["orders"]
+        raised = await topics.raise_leader_epochs("orders", 0)
+        assert [raised.leader_epoch(p) for p in range(3)] == [5, 0, 1]
+        assert writer.writes == [[raised]] and topics.get("orders") == raised
+        assert await topics.raise_leader_epochs("other", 0) is None
+        assert len(writer.writes) == 1
+    run(scenario)

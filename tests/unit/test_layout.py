@@ -46,6 +46,9 @@ WRITTEN_BEFORE = [
     (RebalanceRequest(1764090000000, None), ("orders",), b'{"requested_at_ms":1764090000000,"reason":null}'),
     (TopicDocument("5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f", {0: [1, 2], 1: [2, 0]}), ("orders",),
      b'{"version":1,"topic_id":"5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f","partitions":{"0":[1,2],"1":[2,0]}}'),
+    (TopicDocument("5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f", {0: [1], 1: [2]}, {1: 3}), ("orders",),
+     b'{"version":1,"topic_id":"5f1c0de2-7a8e-4b3c-9d21-0a1b2c3d4e5f","partitions":{"0":[1],"1":[2]},'
+     b'"leader_epochs":{"1":3}}'),
 ]
 
 
@@ -69,6 +72,10 @@ def test_every_small_document_is_written_as_before_and_read_back_equal(document,
     (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0], "2": [0]}}', "are not numbered 0..n-1"),
     (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0], "1": [0, 1]}}', "different replica counts"),
     (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": []}}', "are not a non-empty list of node ids"),
+    (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0]}, "leader_epochs": {"1": 2}}',
+     '"leader_epochs" must map partitions to epochs >= 0'),
+    (TopicDocument, ("t",), b'{"topic_id": "x", "partitions": {"0": [0]}, "leader_epochs": {"0": -1}}',
+     '"leader_epochs" must map partitions to epochs >= 0'),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"version": 1, "partitions": [1]}',
      '/groups/g/offsets/t: "partitions" must be an object of entries'),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"version": 3, "partitions": {}}', "version 3 is newer"),
@@ -98,6 +105,12 @@ def test_an_offsets_document_is_written_as_before_and_a_commit_replaces_one_entr
     assert after.partitions["1"] == {"offset": 8, "leader_epoch": 3, "metadata": "", "commit_timestamp_ms": 1764090000002}
     assert after.encode().startswith(before[:before.index(b',"1"')])
     assert OffsetsDocument.decode("/p", after.encode()).partitions == after.partitions
+
+
+def test_a_partition_not_listed_in_leader_epochs_is_at_epoch_0():
+    document = TopicDocument.decode("t", b'{"topic_id": "x", "partitions": {"0": [0], "1": [0]}, "leader_epochs": {"0": 0}}')
+    assert document.leader_epochs == {}
+    assert TopicDocument.decode("t", b'{"topic_id": "x", "partitions": {"0": [0]}}').leader_epochs == {}
 
 
 def test_optional_fields_may_be_absent_and_a_missing_version_is_1():

@@ -80,13 +80,13 @@ def test_a_request_with_several_batches_gets_offsets_across_them(make_log):
     assert [(b.base_offset, b.last_offset) for b in batches_in(log.read(0, 10_000))] == [(0, 1), (2, 4)]
 
 
-def test_stored_batches_carry_their_offsets_no_leader_epoch_and_a_valid_crc(make_log):
+def test_stored_batches_carry_their_offsets_the_leader_epoch_and_a_valid_crc(make_log):
     log = make_log()
     log.append(batch(2))
     log.append(batch(2, value_size=3))
     served = batches_in(log.read(0, 10_000))
     assert [b.base_offset for b in served] == [0, 2]
-    assert all(b.leader_epoch == -1 for b in served)
+    assert all(b.leader_epoch == 0 for b in served)
     assert all(b.validate_crc() for b in served)
     assert [r.offset for b in batches_in(log.read(0, 10_000)) for r in b] == [0, 1, 2, 3]
 
@@ -270,4 +270,4 @@ def test_the_producer_base_offset_and_epoch_are_replaced(make_log):
     log.append(batch(1))
     log.append(bytes(data))
     stored = batches_in(log.read(1, 1_000))[0]
-    assert (stored.base_offset, stored.leader_epoch, stored.validate_crc()) == (1, -1, True)
+    assert (stored.base_offset, stored.leader_epoch, stored.validate_crc()) == (1, 0, True)

@@ -30,6 +30,7 @@ from groupctl.server.handlers import (  # noqa: F401
     offset_commit,
     offset_delete,
     offset_fetch,
+    offset_for_leader_epoch,
     produce,
     sasl_authenticate,
     sasl_handshake,

@@ -10,11 +10,17 @@ Semantics: each partition is read from its local log, whole batches only, from t
 holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all, except that
 the first partition with data returns at least one batch whatever its size (KIP-74).
 high_watermark and last_stable_offset are the log end offset; an offset outside [log start, log
-end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does (DeleteRecords moves the log start
-up, so a consumer behind it resets per its auto.offset.reset). The answer goes out at once when
-min_bytes are available, any partition has an error, or max_wait_ms is 0; otherwise the handler
-waits on the logs' append listeners until enough bytes arrive or max_wait_ms passes. Logs not
-open yet are opened first (all at once, off the event loop) and the partitions read after.
+end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does (DeleteRecords and retention move the log start
+up, so a consumer behind it resets per its auto.offset.reset). Leader epochs (`leader_epochs`):
+current_leader_epoch (v9+) below the partition's epoch answers FENCED_LEADER_EPOCH, above it
+UNKNOWN_LEADER_EPOCH (-1: no check); last_fetched_epoch (v12+) is checked as Kafka does: when the
+fetcher's log diverges from this one (its epoch ended here before fetch_offset, or is unknown
+here but older epochs are known) the partition answers diverging_epoch (epoch, end offset) and no
+records; an epoch this log cannot place answers OFFSET_OUT_OF_RANGE. The answer goes out at once
+when min_bytes are available, any partition has an error or a diverging epoch, or max_wait_ms is
+0; otherwise the handler waits on the logs' append listeners until enough bytes arrive or
+max_wait_ms passes. Logs not open yet are opened first (all at once, off the event loop) and the
+partitions read after.
 
 Fetch sessions are disabled, as on a broker with no session cache slots: a full request (epoch -1
 or 0) gets a full response with session_id 0, so clients keep sending full requests; an
@@ -24,10 +30,9 @@ Authorization (`--authorizer`), as Kafka for consumers: Read on each topic, else
 answer TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no
 topic is UNKNOWN_TOPIC_ID), which, like any error, sends the answer at once.
 
-Deliberate differences from Apache Kafka: current_leader_epoch and last_fetched_epoch are not
-checked (batches carry epoch -1); aborted_transactions is null for read_uncommitted and empty for
-read_committed (no transactions); a partition another node leads answers NOT_LEADER_OR_FOLLOWER
-without current_leader/node_endpoints; a read stops at a segment boundary.
+Deliberate differences from Apache Kafka: aborted_transactions is null for read_uncommitted and
+empty for read_committed (no transactions); a partition another node leads answers
+NOT_LEADER_OR_FOLLOWER without current_leader/node_endpoints; a read stops at a segment boundary.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from groupctl.log import OffsetOutOfRangeError
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
+from groupctl.server.handlers.leader_epochs import NO_EPOCH, divergence, epoch_error
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 READ_COMMITTED = 1
@@ -47,8 +53,9 @@ READ_COMMITTED = 1
 
 class _Round:
     """One pass over the requested partitions: the response topics, how many record bytes
-    they carry, the logs read (to wait on), whether any partition had an error, and the led
-    partitions whose logs are not open yet (when there are any, the round is not an answer)."""
+    they carry, the logs read (to wait on), whether any partition had an error or a diverging
+    epoch (either sends the answer at once), and the led partitions whose logs are not open yet
+    (when there are any, the round is not an answer)."""
 
     def __init__(self) -> None:
         self.topics: list[Any] = []
@@ -66,12 +73,14 @@ def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
     out = _Round()
     remaining = request.max_bytes
 
-    def answer(index: int, error: ErrorCode, records: bytes = b"", log: Any = None) -> Any:
+    def answer(index: int, error: ErrorCode, records: bytes = b"", log: Any = None, diverging: Any = None) -> Any:
         end = log.log_end_offset if log is not None else -1
+        extra = {} if diverging is None else {
+            "diverging_epoch": partition_cls.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])}
         return partition_cls(
             partition_index=index, error_code=error, high_watermark=end, last_stable_offset=end,
             log_start_offset=log.log_start_offset if log is not None else -1,
-            aborted_transactions=aborted, preferred_read_replica=-1, records=records,
+            aborted_transactions=aborted, preferred_read_replica=-1, records=records, **extra,
         )
 
     for topic in request.topics:
@@ -94,6 +103,14 @@ def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
                 continue
             if out.to_open:
                 continue  # this round is only looking for logs to open
+            error, diverging = epoch_error(log, getattr(wanted, "current_leader_epoch", NO_EPOCH)), None
+            if error is ErrorCode.NONE:
+                error, diverging = divergence(log, getattr(wanted, "last_fetched_epoch", NO_EPOCH),
+                                              wanted.fetch_offset)
+            if error is not ErrorCode.NONE or diverging is not None:
+                out.failed = True
+                partitions.append(answer(wanted.partition, error, b"", log if diverging else None, diverging))
+                continue
             out.logs.append(log)
             try:
                 records = log.read(wanted.fetch_offset, min(wanted.partition_max_bytes, remaining),

@@ -6,23 +6,25 @@ flexible; v7 allows MAX_TIMESTAMP (-3); v8 EARLIEST_LOCAL_TIMESTAMP (-4); v9
 LATEST_TIERED_TIMESTAMP (-5); v10 timeout_ms; v11 EARLIEST_PENDING_UPLOAD_TIMESTAMP (-6).
 kafka-python sends 10-11, librdkafka 7, kcat 2.
 
-Semantics, per partition of the local log: -1 (latest) answers the log end offset, which is
-also the high watermark and last stable offset, so isolation_level does not change it; -2
-(earliest) and -4 (earliest local: there is no remote tier) the log start offset (which
-DeleteRecords moves), both with timestamp -1; -3 the first record carrying the log's largest
-timestamp, with that timestamp; -5 and -6 (tiered-storage positions, with no tier) offset -1; any
-other value the first record at or after the log start, in offset order, whose timestamp is >=
-it, with its timestamp, or offset -1 and timestamp -1
-when none is. leader_epoch is always -1. Logs not open yet are opened first (all at once, off the
+Semantics, per partition of the local log: -1 (latest) answers the log end offset, which is also
+the high watermark and last stable offset, so isolation_level does not change it; -2 (earliest)
+and -4 (earliest local: there is no remote tier) the log start offset (which DeleteRecords and
+retention move), both with timestamp -1; -3 the first record carrying the log's largest timestamp,
+with that timestamp; -5 and -6 (tiered-storage positions, with no tier) offset -1; any other value
+the first record at or after the log start, in offset order, whose timestamp is >= it, with its
+timestamp, or offset -1 and timestamp -1 when none is. leader_epoch, as Kafka: the current epoch
+with latest, the first cached epoch with earliest when it starts at the log start (else -1: older
+batches carry none), the found batch's epoch otherwise (-1 with offset -1). current_leader_epoch
+(v4+) is checked as Fetch checks it (`leader_epochs.epoch_error`): FENCED_LEADER_EPOCH or
+UNKNOWN_LEADER_EPOCH with offset -1. Logs not open yet are opened first (all at once, off the
 event loop).
 
 Authorization (`--authorizer`), as Kafka: Describe on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED (offset and timestamp -1).
 
-Deliberate differences from Apache Kafka: current_leader_epoch is not checked (no leader
-epochs); duplicate partitions in one request are answered twice instead of INVALID_REQUEST;
-the special timestamps are honoured at every version, as Kafka's broker does (clients gate
-them by version).
+Deliberate differences from Apache Kafka: duplicate partitions in one request are answered twice
+instead of INVALID_REQUEST; the special timestamps are honoured at every version, as Kafka's
+broker does (clients gate them by version).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
+from groupctl.server.handlers.leader_epochs import NO_EPOCH, epoch_error, list_offsets_epoch
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
 
 LATEST_TIMESTAMP = -1
@@ -91,8 +94,15 @@ def _answer(ctx: Any, request: Any, failed: Failures) -> tuple[list[Any], list[t
                 continue
             if to_open:
                 continue  # this pass is only looking for logs to open
-            offset, timestamp = lookup(log, wanted.timestamp) if log is not None else (-1, -1)
+            if log is not None:
+                error = epoch_error(log, getattr(wanted, "current_leader_epoch", NO_EPOCH))
+            if log is None or error is not ErrorCode.NONE:
+                partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
+                                                timestamp=-1, offset=-1, leader_epoch=NO_EPOCH))
+                continue
+            offset, timestamp = lookup(log, wanted.timestamp)
             partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
-                                            timestamp=timestamp, offset=offset, leader_epoch=-1))
+                                            timestamp=timestamp, offset=offset,
+                                            leader_epoch=list_offsets_epoch(log, wanted.timestamp, offset)))
         topics.append(topic_cls(name=topic.name, partitions=partitions))
     return topics, to_open

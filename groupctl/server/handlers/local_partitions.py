@@ -1,6 +1,9 @@
 """Which local partition log a Produce, Fetch or ListOffsets request names, or the error Kafka
 answers for it: the topic must exist (by name, or by id from the versions that use ids), the
-partition must exist, and this node must lead it (first replica). A log that cannot be opened
+partition must exist, and this node must lead it (first replica) and be serving as its leader:
+while the node raises its leader epochs (`LogManager.leading` False, at a start or a new
+ZooKeeper session) its partitions answer NOT_LEADER_OR_FOLLOWER, as a Kafka broker does before it
+is told it leads them. A log that cannot be opened
 (damaged files, an I/O error) answers KAFKA_STORAGE_ERROR, as a broker with an offline log dir
 does; the next request tries to open it again.
 
@@ -61,7 +64,7 @@ def partition_log(ctx: Any, topic: Optional[TopicRecord], partition: int, unknow
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     if not replicas:
         return ErrorCode.LEADER_NOT_AVAILABLE, None
-    if replicas[0] != ctx.node.config.node_id:
+    if replicas[0] != ctx.node.config.node_id or not ctx.node.logs.leading:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
     opened = ctx.node.logs.get(topic.name, partition)
     if opened is not None:

@@ -9,8 +9,10 @@ for every topic, as Kafka answers it.
 Semantics: brokers are the live nodes (`/brokers/ids`) at their advertised addresses, the
 controller the lowest live node id. A partition is led by its first replica; while that node is
 down the partition has no leader (LEADER_NOT_AVAILABLE, leader -1): partition logs are not
-replicated. Leader epoch is always -1 (there are no leader epochs, which also keeps clients from
-sending OffsetForLeaderEpoch). A named topic
+replicated; nor does this node lead its own partitions while it raises their leader epochs at a
+start or a new ZooKeeper session. leader_epoch is the partition's leader epoch (stored in the
+topic's document, raised by its leader each time it starts leading), the one its leader stamps
+on batches and checks requests against (KIP-320). A named topic
 that does not exist is created when auto-creation is on and the request allows it (v4+; always
 for older versions, as Kafka does), with the node's default partition count. Concurrent
 requests that auto-create one name share one creation: the first writes the topic, the others
@@ -46,12 +48,13 @@ def _requested(ctx, request):
 def _topic_entry(ctx, record, live):
     cls = ctx.response_class.MetadataResponseTopic
     partition = cls.MetadataResponsePartition
+    own, leading = ctx.node.config.node_id, ctx.node.logs.leading
 
     def entry(p, nodes):
         up = [n for n in nodes if n in live]
-        leader = nodes[0] if nodes and nodes[0] in live else -1
+        leader = nodes[0] if nodes and nodes[0] in live and (nodes[0] != own or leading) else -1
         return partition(error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE, partition_index=p,
-                         leader_id=leader, leader_epoch=-1, replica_nodes=list(nodes), isr_nodes=up,
+                         leader_id=leader, leader_epoch=record.leader_epoch(p), replica_nodes=list(nodes), isr_nodes=up,
                          offline_replicas=[n for n in nodes if n not in live])
 
     return cls(

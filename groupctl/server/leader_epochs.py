@@ -1,0 +1,76 @@
+"""Raising the leader epochs of the partitions this node leads, each time it starts leading them.
+
+A partition is led by its first replica, so its leadership changes only when that node starts
+(or, with ZooKeeper, registers again after its session expired: meanwhile Metadata showed the
+partition leaderless). Kafka's controller raises a partition's leader epoch on every leader
+change (KIP-101); `LeaderEpochs.lead` does the same for this node's partitions:
+
+1. `LogManager.leading` turns False: handlers answer the node's partitions NOT_LEADER_OR_FOLLOWER
+   (Metadata: leader -1, LEADER_NOT_AVAILABLE), so nothing is appended at the old epoch;
+2. every topic with a partition the node leads gets one compare-and-set write raising those
+   epochs by one (`TopicRegistry.raise_leader_epochs`, all topics at once so the record writer
+   coalesces them); a topic another node changed meanwhile, or a store failure, is retried
+   with the store backoff until it succeeds (or the node stops);
+3. the open logs move to their new epochs (`LogManager.lead`: the epoch cache records (epoch,
+   log end offset), as Kafka's makeLeader does) and `leading` turns True again.
+
+Other nodes learn the new epochs through their topic watch (`sync` applies them to logs there,
+which matters only after a node stops leading and starts again). One `lead` runs at a time; a
+second waits and raises the epochs once more (it is another leadership change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable
+
+from groupctl.coordinator.backoff import Backoff
+from groupctl.coordinator.records import TopicRecord
+from groupctl.log import LogManager
+from groupctl.server.topics import TopicError, TopicRegistry
+from groupctl.store.base import StoreError
+
+log = logging.getLogger("groupctl.leader_epochs")
+
+
+class LeaderEpochs:
+    def __init__(self, topics: TopicRegistry, logs: LogManager, node_id: int, stopping: Callable[[], bool]) -> None:
+        self._topics = topics
+        self._logs = logs
+        self._node_id = node_id
+        self._stopping = stopping
+        self._lock = asyncio.Lock()
+
+    async def lead(self) -> None:
+        """Raise the epochs of every partition this node leads, durably, before serving them."""
+        async with self._lock:
+            self._logs.leading = False
+            pending = self._topics.led_by(self._node_id)
+            backoff = Backoff.store_retries()
+            while pending and not self._stopping():
+                outcomes = await asyncio.gather(
+                    *(self._topics.raise_leader_epochs(name, self._node_id) for name in pending),
+                    return_exceptions=True)
+                failed = []
+                for name, outcome in zip(pending, outcomes):
+                    if isinstance(outcome, (TopicError, StoreError)):
+                        failed.append(name)
+                        log.warning("raising the leader epochs of topic %r failed (%s); retrying", name, outcome)
+                    elif isinstance(outcome, BaseException):
+                        raise outcome
+                    elif outcome is not None:
+                        self.sync(outcome)
+                pending = failed
+                if pending:
+                    await asyncio.sleep(backoff.failed() / 1000)
+            if pending:
+                return  # stopping: the partitions stay unserved
+            self._logs.leading = True
+            log.info("node %d leads its partitions at their new leader epochs", self._node_id)
+
+    def sync(self, record: TopicRecord) -> None:
+        """Move the open logs of `record`'s partitions this node leads to the epochs it holds."""
+        for partition, nodes in record.replicas.items():
+            if nodes[0] == self._node_id:
+                self._logs.lead(record.name, partition, record.leader_epoch(partition))
