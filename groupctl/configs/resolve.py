@@ -23,9 +23,10 @@ from groupctl.configs.catalog import (
     ResourceType,
     Source,
 )
+from groupctl.layout.paths import DEFAULT_CONFIG_ENTITY
 from groupctl.log.config import LogConfig
 
-DEFAULT_BROKER = "<default>"
+DEFAULT_BROKER = DEFAULT_CONFIG_ENTITY
 """The stored name of the cluster-wide dynamic broker defaults (Kafka's `/config/brokers/<default>`)."""
 
 Config = Mapping[str, str]
@@ -165,9 +166,11 @@ def group_timeouts(node: Any, stored: StoredConfigs, group: str) -> tuple[int, i
 
 # -- checking an alteration ----------------------------------------------------------------------
 
-def checked(node: Any, resource: ResourceType, config: Mapping[str, Optional[str]]) -> dict[str, str]:
-    """`config`, the whole dynamic config a resource is to have, in canonical text; InvalidConfig
-    (naming the key) for an unknown or read-only key or a bad value. `node`: the NodeConfig
+def checked(node: Any, resource: ResourceType, config: Mapping[str, Optional[str]],
+            context: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """`config`, the keys a change sets, in canonical text; InvalidConfig (naming the key) for an
+    unknown or read-only key or a bad value. `context`: the whole config the resource is to have
+    (default: `config`), which a group's values are checked together in. `node`: the NodeConfig
     whose bounds a group's values must respect."""
     if resource is ResourceType.TOPIC:
         keys = TOPIC_KEYS
@@ -190,7 +193,7 @@ def checked(node: Any, resource: ResourceType, config: Mapping[str, Optional[str
             raise InvalidConfig(f"Invalid value {values[name]} for configuration {name}: groupctl deletes old "
                                 "segments and does not compact, so only 'delete' is supported")
     if resource is ResourceType.GROUP:
-        _check_group(node, values)
+        _check_group(node, {**(context or {}), **values})
     return values
 
 

@@ -35,6 +35,8 @@ CONFIG_TOPICS = "/config/topics"
 """`/config/topics/<topic>`: a topic's dynamic configs, in Kafka's own format and place."""
 CONFIG_BROKERS = "/config/brokers"
 """`/config/brokers/<node-id>` and `/config/brokers/<default>`: dynamic broker configs, as Kafka's."""
+DEFAULT_CONFIG_ENTITY = "<default>"
+"""`/config/brokers/<default>`: the cluster-wide dynamic broker defaults (Kafka's name)."""
 CONFIG_GROUPS = "/config/groups"
 """`/config/groups/<group>`: a group's configs (Kafka 4 keeps them in KRaft metadata only)."""
 LEGACY_CONSUMERS = "/consumers"
@@ -107,7 +109,10 @@ def user_path(user: str) -> str:
 def config_path(parent: str, name: str) -> str:
     """Where the dynamic configs of a topic, broker or group (`parent`: CONFIG_TOPICS, ...) live.
     The name is encoded as `user_path` encodes a user's: Kafka's `Sanitizer.sanitize`, so Kafka's
-    tools and groupctl name the same znode (ordinary topic names are unchanged)."""
+    tools and groupctl name the same znode (legal topic names and node ids are unchanged), except
+    the broker defaults' `<default>`, which Kafka writes as it is."""
+    if parent == CONFIG_BROKERS and name == DEFAULT_CONFIG_ENTITY:
+        return f"{parent}/{name}"
     return f"{parent}/{encode_name(name).replace('~', '%7E')}"
 
 

@@ -512,10 +512,11 @@ class Node:
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:
-        """Delete a topic, its partition logs and every group's committed offsets for it (on
-        other nodes the topic watch does the same for their groups and logs)."""
+        """Delete a topic, its partition logs, its configs and every group's committed offsets for
+        it (on other nodes the topic watch does the same for their groups and logs)."""
         record = await self.topics.delete(name)
         self._topic_deleted(name)
+        await self.configs.remove(ResourceType.TOPIC, name)
         await self.writes_settled()
         return record
 

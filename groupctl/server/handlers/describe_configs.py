@@ -26,7 +26,7 @@ read-only; Kafka 4's share-group keys are not described (groupctl runs no share 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from groupctl.configs.catalog import ResourceType
 from groupctl.configs.resolve import (
@@ -38,62 +38,15 @@ from groupctl.configs.resolve import (
 )
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
-from groupctl.security.acls import CLUSTER_NAME, Operation
+from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
-from groupctl.server.handlers.acl_checks import CLUSTER, GROUP, TOPIC, allowed
-from groupctl.server.topics import topic_name_error
-
-DENIED = {
-    ResourceType.TOPIC: (TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
-    ResourceType.BROKER: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
-    ResourceType.GROUP: (GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."),
-}
-
-
-class ResourceError(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def resource_type(code: int) -> Optional[ResourceType]:
-    """The type of a request's resource, None for one groupctl has no configs of."""
-    try:
-        kind = ResourceType(code)
-    except ValueError:
-        return None
-    return kind if kind in DENIED else None
-
-
-def authorized(ctx: RequestContext, kind: ResourceType, name: str, operation: Operation) -> None:
-    """Raise the resource's authorization error unless `operation` is allowed on it."""
-    acl_type, code, message = DENIED[kind]
-    if not allowed(ctx, operation, acl_type, CLUSTER_NAME if kind is ResourceType.BROKER else name):
-        raise ResourceError(code, message)
-
-
-def broker_id(ctx: RequestContext, name: str) -> Optional[int]:
-    """This node's id for its name, None for "" (the cluster-wide defaults); INVALID_REQUEST
-    otherwise, as Kafka's `resourceNameToBrokerId` and its check of the id."""
-    if name == "":
-        return None
-    try:
-        node_id = int(name)
-    except ValueError:
-        raise ResourceError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}") from None
-    if node_id != ctx.node.config.node_id:
-        raise ResourceError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected "
-                                                       f"{ctx.node.config.node_id} or empty string, but received {name}")
-    return node_id
-
-
-def existing_topic(ctx: RequestContext, name: str) -> None:
-    problem = topic_name_error(name)
-    if problem:
-        raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
-    if ctx.node.topics.get(name) is None:
-        raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-
+from groupctl.server.handlers.config_resources import (
+    ResourceError,
+    authorize,
+    broker_id,
+    existing_topic,
+    resource_type,
+)
 
 def entries_of(ctx: RequestContext, kind: ResourceType, name: str) -> list[Entry]:
     node = ctx.node
@@ -125,13 +78,10 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
 
     results = []
     for resource in request.resources:
-        kind = resource_type(resource.resource_type)
         wanted = resource.configuration_keys
         try:
-            if kind is None:
-                raise ResourceError(ErrorCode.INVALID_REQUEST,
-                                    f"Unsupported resource type: {resource.resource_type}")
-            authorized(ctx, kind, resource.resource_name, Operation.DESCRIBE_CONFIGS)
+            kind = resource_type(resource.resource_type)
+            authorize(ctx, kind, resource.resource_name, Operation.DESCRIBE_CONFIGS)
             entries = [entry(e) for e in entries_of(ctx, kind, resource.resource_name)
                        if wanted is None or e.name in wanted]
             results.append(result_class(error_code=0, error_message=None, resource_type=resource.resource_type,
