@@ -31,7 +31,7 @@ import time
 from typing import Any, Callable, Hashable, Iterable, Optional
 
 from groupctl.configs.catalog import ResourceType
-from groupctl.configs.resolve import log_config
+from groupctl.configs.resolve import group_timeouts, log_config
 from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
 from groupctl.coordinator.coordinator import EMPTY_GROUP_CLEANUP_INTERVAL_MS, Coordinator
@@ -522,11 +522,15 @@ class Node:
 
     def _config_changed(self, kind: ResourceType, name: str) -> None:
         """A stored config changed, or a topic appeared (`DynamicConfigs.report`): put the
-        effective configs in force. A broker config may change the default of every topic."""
+        effective configs in force. A broker config may change the default of every topic; a
+        group's go to the core (its members' session timeout and heartbeat interval)."""
         if kind is ResourceType.TOPIC:
             self._apply_topic_configs([name])
         elif kind is ResourceType.BROKER:
             self._apply_topic_configs([t.name for t in self.topics.all()])
+        else:
+            own = self.configs.stored.groups.get(name)
+            self.core.use_group_timeouts(name, group_timeouts(self.config, self.configs.stored, name) if own else None)
 
     def _apply_topic_configs(self, names: Iterable[str]) -> None:
         """The one place topic configs reach the partition logs: each topic's LogConfig, built
