@@ -1,4 +1,5 @@
-"""`groupctl group ...`: list, describe and delete consumer groups (Kafka protocol, any cluster).
+"""`groupctl group ...`: list, describe and delete consumer groups (Kafka protocol, any cluster);
+`group config` (`cli.group_config`) shows and changes a group's configs.
 
 describe and delete take their groups as kafka-consumer-groups.sh does too (`--group G`
 repeatable, `--all-groups`; `cli.group_selection`). Over several groups, each group that cannot
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from groupctl.cli import render
+from groupctl.cli import group_config, render
 from groupctl.cli.context import CliEnv, env, guard
 from groupctl.cli.errors import BadInput
 from groupctl.cli.group_selection import all_groups_option, choose_groups, group_option
@@ -20,7 +21,9 @@ from groupctl.cli.group_selection import all_groups_option, choose_groups, group
 if TYPE_CHECKING:
     from groupctl.errors import OpsError
 
-app = typer.Typer(help="List, describe and delete consumer groups.", no_args_is_help=True)
+app = typer.Typer(help="List, describe and delete consumer groups; show and change their configs.",
+                  no_args_is_help=True)
+app.add_typer(group_config.app, name="config")
 
 STATES = "Empty, PreparingRebalance, CompletingRebalance, Stable, Dead, Assigning, Reconciling"
 TYPES = "classic, consumer (KIP-848)"
