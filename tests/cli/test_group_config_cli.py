@@ -1,12 +1,15 @@
-"""`groupctl group config show|set|delete` through CliRunner against an in-process node: the
-group's configs as the node describes them after each command, text and JSON, and the node's
-refusals as one error line."""
+"""`groupctl group config show|set|delete` and `group describe --configs` through CliRunner
+against an in-process node: the group's configs as the node describes them after each command,
+text and JSON, and the node's refusals as one error line."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.structs import OffsetAndMetadata
 from typer.testing import CliRunner
 
 from groupctl.cli.app import app
@@ -68,3 +71,22 @@ def test_a_value_outside_the_brokers_bounds_is_refused_whole_with_kafkas_message
 def test_an_argument_that_is_not_key_value_is_a_usage_error(node):
     assert_one_line_error(run(node, "group", "config", "set", "billing", "consumer.session.timeout.ms"), 2,
                           "expected key=value")
+
+
+def test_group_describe_shows_the_configs_with_the_flag_and_always_in_json(node):
+    admin = KafkaAdminClient(bootstrap_servers=node.bootstrap)
+    admin.create_topics([NewTopic("invoices", 1, 1)])
+    admin.close()
+    consumer = KafkaConsumer(bootstrap_servers=node.bootstrap, group_id="billing", enable_auto_commit=False)
+    consumer.commit({TopicPartition("invoices", 0): OffsetAndMetadata(3, "", -1)})  # an Empty group with offsets
+    consumer.close()
+    run(node, "group", "config", "set", "billing", "consumer.session.timeout.ms=20000")
+    table = run(node, "group", "describe", "billing", "--configs")
+    assert table.exit_code == 0, table.output
+    assert [line.split() for line in table.stdout.splitlines()] == [
+        ["GROUP", "NAME", "VALUE", "SOURCE"],
+        ["billing", "consumer.session.timeout.ms", "20000", "GROUP_CONFIG"],
+        ["billing", "consumer.heartbeat.interval.ms", "5000", "DEFAULT_CONFIG"]]
+    assert "consumer.session.timeout.ms" not in run(node, "group", "describe", "billing").stdout
+    document = json.loads(run(node, "--output", "json", "group", "describe", "billing").stdout)
+    assert document["configs"][0] == {"name": "consumer.session.timeout.ms", "value": "20000", "source": "GROUP_CONFIG"}
