@@ -14,6 +14,8 @@ from kafka.errors import InvalidConfigurationError
 from kafka.protocol.admin import AlterConfigsRequest
 
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
+from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, Permission, ResourcePattern
+from groupctl.security.acls import ResourceType as Resource
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 from tests.support.wire import exchange
@@ -177,6 +179,7 @@ def test_configs_survive_a_restart_of_the_embedded_store(started, clients, tmp_p
     assert modified(admin, GROUP, "billing") == {"consumer.heartbeat.interval.ms": "6000"}
 
 
+@pytest.mark.zookeeper
 def test_with_zookeeper_a_change_shows_on_the_other_node_and_survives_restarts(started, clients, zk_connect, tmp_path):
     first = started(zk=zk_connect, node_id=0, data_dir=tmp_path / "a")
     second = started(zk=zk_connect, node_id=1, data_dir=tmp_path / "b")
@@ -220,3 +223,15 @@ def test_the_cluster_wide_broker_defaults_are_kafkas_default_entity_and_every_to
     assert topic["value"] == "7200000" and topic["config_source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     assert topic["synonyms"][0] == {"name": "log.retention.ms", "value": "7200000",
                                     "source": "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+
+
+def test_without_alter_configs_on_the_topic_the_change_is_refused_and_nothing_is_stored(started, clients):
+    node = started(authorizer=True, super_users=())
+    node.call(node.node.authorizer.create([
+        AclBinding(ResourcePattern(Resource.TOPIC, "orders"), AccessControlEntry("User:ANONYMOUS", "*", operation,
+                                                                                 Permission.ALLOW))
+        for operation in (Operation.CREATE, Operation.DESCRIBE, Operation.DESCRIBE_CONFIGS)]))
+    clients(node).create_topics([NewTopic("orders", 1, 1)])
+    with pytest.raises(KafkaException, match="TOPIC_AUTHORIZATION_FAILED"):
+        incremental(node, confluent.ResourceType.TOPIC, "orders", ("retention.ms", "60000", SET))
+    assert stored(node, "/config/topics/orders") is None

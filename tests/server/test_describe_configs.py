@@ -116,7 +116,7 @@ def test_list_config_resources_v1_lists_topics_brokers_and_groups_and_v0_lists_n
     assert v0.error_code == 0 and v0.config_resources == []
 
 
-def test_without_describe_configs_each_resource_is_refused_with_its_types_authorization_error():
+def test_without_describe_configs_each_resource_and_the_listing_are_refused_with_their_authorization_errors():
     node = InProcessCoordinator(node_config(authorizer=True, super_users=())).start()
     try:
         node.call(node.node.authorizer.create([AclBinding(ResourcePattern(Resource.TOPIC, "orders"),
@@ -129,5 +129,7 @@ def test_without_describe_configs_each_resource_is_refused_with_its_types_author
             with pytest.raises(Exception) as refused:
                 client.describe_configs([resource])[resource].result(10)
             assert error in str(refused.value)
+        listed = exchange(node, ListConfigResourcesRequest(resource_types=[]), 1)
+        assert listed.error_code == 31 and listed.config_resources == []  # CLUSTER_AUTHORIZATION_FAILED
     finally:
         node.stop()
