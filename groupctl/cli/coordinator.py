@@ -115,6 +115,22 @@ def run(
         defaults.CONSUMER_HEARTBEAT_INTERVAL_MS, min=1, rich_help_panel=CONSUMER_PANEL,
         help="Consumer groups: how often members are told to heartbeat "
         "(Kafka's group.consumer.heartbeat.interval.ms)."),
+    consumer_min_session_timeout_ms: int = typer.Option(
+        defaults.CONSUMER_MIN_SESSION_TIMEOUT_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: the least consumer.session.timeout.ms a group's own config may set "
+        "(Kafka's group.consumer.min.session.timeout.ms)."),
+    consumer_max_session_timeout_ms: int = typer.Option(
+        defaults.CONSUMER_MAX_SESSION_TIMEOUT_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: the greatest consumer.session.timeout.ms a group's own config may set "
+        "(Kafka's group.consumer.max.session.timeout.ms)."),
+    consumer_min_heartbeat_interval_ms: int = typer.Option(
+        defaults.CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: the least consumer.heartbeat.interval.ms a group's own config may set "
+        "(Kafka's group.consumer.min.heartbeat.interval.ms)."),
+    consumer_max_heartbeat_interval_ms: int = typer.Option(
+        defaults.CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, min=1, rich_help_panel=CONSUMER_PANEL,
+        help="Consumer groups: the greatest consumer.heartbeat.interval.ms a group's own config may set "
+        "(Kafka's group.consumer.max.heartbeat.interval.ms)."),
     consumer_assignors: str = typer.Option(
         ",".join(defaults.CONSUMER_ASSIGNORS), rich_help_panel=CONSUMER_PANEL,
         help="Consumer groups: the server assignors members may ask for, "
@@ -264,6 +280,10 @@ def run(
         ),
         consumer_groups=ConsumerGroupConfig(
             session_timeout_ms=consumer_session_timeout_ms, heartbeat_interval_ms=consumer_heartbeat_interval_ms,
+            min_session_timeout_ms=consumer_min_session_timeout_ms,
+            max_session_timeout_ms=consumer_max_session_timeout_ms,
+            min_heartbeat_interval_ms=consumer_min_heartbeat_interval_ms,
+            max_heartbeat_interval_ms=consumer_max_heartbeat_interval_ms,
             assignors=assignors, max_size=consumer_max_size, migration_policy=consumer_migration_policy,
         ),
     )

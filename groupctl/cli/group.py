@@ -1,4 +1,5 @@
-"""`groupctl group ...`: list, describe and delete consumer groups (Kafka protocol, any cluster).
+"""`groupctl group ...`: list, describe and delete consumer groups (Kafka protocol, any cluster);
+`group config` (`cli.group_config`) shows and changes a group's configs.
 
 describe and delete take their groups as kafka-consumer-groups.sh does too (`--group G`
 repeatable, `--all-groups`; `cli.group_selection`). Over several groups, each group that cannot
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import typer
 
-from groupctl.cli import render
+from groupctl.cli import group_config, render
 from groupctl.cli.context import CliEnv, env, guard
 from groupctl.cli.errors import BadInput
 from groupctl.cli.group_selection import all_groups_option, choose_groups, group_option
@@ -20,7 +21,9 @@ from groupctl.cli.group_selection import all_groups_option, choose_groups, group
 if TYPE_CHECKING:
     from groupctl.errors import OpsError
 
-app = typer.Typer(help="List, describe and delete consumer groups.", no_args_is_help=True)
+app = typer.Typer(help="List, describe and delete consumer groups; show and change their configs.",
+                  no_args_is_help=True)
+app.add_typer(group_config.app, name="config")
 
 STATES = "Empty, PreparingRebalance, CompletingRebalance, Stable, Dead, Assigning, Reconciling"
 TYPES = "classic, consumer (KIP-848)"
@@ -63,6 +66,8 @@ def describe(
     members: bool = typer.Option(False, "--members", help="Show the members and their assignments."),
     offsets: bool = typer.Option(False, "--offsets", help="Show committed offsets, log end and lag."),
     state: bool = typer.Option(False, "--state", help="Show the group's state, protocol and generation."),
+    configs: bool = typer.Option(False, "--configs", help="Show the group's configs (consumer.session.timeout.ms, "
+                                 "...; not among the sections shown by default)."),
     verbose: bool = typer.Option(False, "--verbose", help="State and members as kafka-consumer-groups.sh 4.x "
                                  "--verbose shows them: epochs, current and target assignments."),
     only_with_lag: bool = typer.Option(
@@ -76,27 +81,31 @@ def describe(
     --describe table), groupctl's after them. With --output json one GROUP is one object that
     always carries every key (group, group_type, state, protocol_type, protocol, generation: null
     when the cluster cannot tell, group_epoch, assignment_epoch and assignor: null for a classic
-    group, coordinator, members, offsets); --group or --all-groups give a list of such objects.
+    group, coordinator, members, offsets, configs: null when the cluster has no group configs);
+    --group or --all-groups give a list of such objects.
     A group that does not exist among several is an error line; the others are shown; exit 1."""
-    from groupctl.cli.group_render import SECTIONS
+    from groupctl.cli.group_render import DEFAULT_SECTIONS, SECTIONS
     from groupctl.ops import groups as ops
 
     choice = choose_groups(group, groups, all_groups)
     current = env(ctx)
-    flags = {"state": state, "members": members, "offsets": offsets}
-    sections = [name for name in SECTIONS if flags[name] or not any(flags.values())]
+    flags = {"state": state, "members": members, "offsets": offsets, "configs": configs}
+    sections = [name for name in SECTIONS if flags[name] or (not any(flags.values()) and name in DEFAULT_SECTIONS)]
     include_offsets = current.json or "offsets" in sections
+    include_configs = current.json or "configs" in sections
     bootstrap = current.need_bootstrap()
     failures = ()
     if choice.many:
         with current.status("describing groups"):
             named = ops.all_group_ids(bootstrap) if choice.every_group else choice.named
-            answer = ops.describe_groups(bootstrap, named, include_offsets=include_offsets)
+            answer = ops.describe_groups(bootstrap, named, include_offsets=include_offsets,
+                                         include_configs=include_configs)
         described, failures = list(answer.described), answer.failures
     else:
         [name] = choice.named
         with current.status(f"describing {name}"):
-            described = [ops.describe_group(bootstrap, name, include_offsets=include_offsets)]
+            described = [ops.describe_group(bootstrap, name, include_offsets=include_offsets,
+                                            include_configs=include_configs)]
     if only_with_lag:
         described = [ops.only_with_lag(d) for d in described]
     if current.json:

@@ -15,6 +15,7 @@ them where K-CG has them. "-" stands for a value the group does not have (no own
   UPGRADED only for a consumer group migrating online (members of both protocols). Assignments
   as Kafka writes them, `t1:0,1;t2:0`. A group without members is a line after the table,
   "Consumer group 'g' has no active members." (K-CG's words).
+- configs (groupctl's, with --configs only): GROUP, NAME, VALUE, SOURCE.
 - state: GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS, then PROTOCOL-TYPE,
   GENERATION, TYPE ("classic" or "consumer"); with --verbose, K-CG 4.x's GROUP, COORDINATOR
   (ID), ASSIGNMENT-STRATEGY, STATE, GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH, #MEMBERS.
@@ -118,5 +119,19 @@ def offsets_section(current: CliEnv, groups: Descriptions, verbose: bool) -> Non
         rows))
 
 
-SECTIONS = {"state": state_section, "members": members_section, "offsets": offsets_section}
+def configs_section(current: CliEnv, groups: Descriptions, verbose: bool) -> None:
+    """GROUP, NAME, VALUE, SOURCE: each group's configs (`group config show`'s table); "-" rows
+    for a group whose cluster has no group configs (before Kafka 4)."""
+    rows = []
+    for d in groups:
+        rows.extend((d.group, c.name, c.value, c.source) for c in d.configs or ())
+        if d.configs is None:
+            rows.append((d.group, None, None, None))
+    render.show(current, render.table(["GROUP", "NAME", "VALUE", "SOURCE"], rows))
+
+
+SECTIONS = {"state": state_section, "members": members_section, "offsets": offsets_section,
+            "configs": configs_section}
 """`group describe`'s sections, shown in this order."""
+DEFAULT_SECTIONS = ("state", "members", "offsets")
+"""The sections shown when none is asked for (configs only with --configs)."""

@@ -305,6 +305,15 @@ class Coordinator:
         consumer_takeover.unload(self.consumer, belongs)
         return self.classic.unload(belongs)
 
+    def use_group_timeouts(self, group_id: str, timeouts: Optional[tuple[int, int]]) -> None:
+        """A consumer group's own (session timeout, heartbeat interval) in ms, from its GROUP
+        configs (None: the broker's). As in Kafka, a member's next heartbeat gets the new interval
+        and restarts its session with the new timeout."""
+        if timeouts is None:
+            self.consumer.group_timeouts.pop(group_id, None)
+        else:
+            self.consumer.group_timeouts[group_id] = timeouts
+
     def use_topics(self, topics: TopicImage) -> None:
         """The topics now: consumer groups subscribed to one that changed get a new epoch at their
         next heartbeat."""

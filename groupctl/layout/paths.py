@@ -31,6 +31,14 @@ REBALANCE_REQUESTS = "/coordinators/rebalance-requests"
 deleted by the group's coordinator once it has started the rebalance."""
 USERS = "/config/users"
 """`/config/users/<user>`: a user's SCRAM credentials, in Kafka's own format and place."""
+CONFIG_TOPICS = "/config/topics"
+"""`/config/topics/<topic>`: a topic's dynamic configs, in Kafka's own format and place."""
+CONFIG_BROKERS = "/config/brokers"
+"""`/config/brokers/<node-id>` and `/config/brokers/<default>`: dynamic broker configs, as Kafka's."""
+DEFAULT_CONFIG_ENTITY = "<default>"
+"""`/config/brokers/<default>`: the cluster-wide dynamic broker defaults (Kafka's name)."""
+CONFIG_GROUPS = "/config/groups"
+"""`/config/groups/<group>`: a group's configs (Kafka 4 keeps them in KRaft metadata only)."""
 LEGACY_CONSUMERS = "/consumers"
 """Kafka 0.8's `/consumers/<group>/{ids,owners,offsets}`, read by the tools only."""
 
@@ -96,6 +104,16 @@ def user_path(user: str) -> str:
     '~' becomes "%7E": that is Kafka's `Sanitizer.sanitize` (Java's URLEncoder), so Kafka's
     tools and groupctl name the same znode. `decode_name` reads such a component back."""
     return f"{USERS}/{encode_name(user).replace('~', '%7E')}"
+
+
+def config_path(parent: str, name: str) -> str:
+    """Where the dynamic configs of a topic, broker or group (`parent`: CONFIG_TOPICS, ...) live.
+    The name is encoded as `user_path` encodes a user's: Kafka's `Sanitizer.sanitize`, so Kafka's
+    tools and groupctl name the same znode (legal topic names and node ids are unchanged), except
+    the broker defaults' `<default>`, which Kafka writes as it is."""
+    if parent == CONFIG_BROKERS and name == DEFAULT_CONFIG_ENTITY:
+        return f"{parent}/{name}"
+    return f"{parent}/{encode_name(name).replace('~', '%7E')}"
 
 
 def legacy_group_path(group: str) -> Optional[str]:

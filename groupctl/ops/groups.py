@@ -36,8 +36,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 from groupctl.client import consumer_group_apis as consumer_apis
+from groupctl.client.config_apis import GROUP_RESOURCE, ConfigValue, describe_configs
 from groupctl.client import kafka_apis as apis
-from groupctl.errors import BadInput, NotFound, OpsError, Refused
+from groupctl.errors import BadInput, NotFound, OpsError, Refused, Unsupported
 from groupctl.client.kafka import (
     DEFAULT_TIMEOUT,
     BootstrapLike,
@@ -298,6 +299,7 @@ class GroupDescription:
     group_epoch: Optional[int] = None  # consumer groups only, as the two fields below
     assignment_epoch: Optional[int] = None
     assignor: Optional[str] = None
+    configs: Optional[tuple[ConfigValue, ...]] = None  # the group's configs, when asked and the cluster has them
 
     def owner(self, topic: str, partition: int) -> Optional[MemberDescription]:
         """The member the partition is assigned to, if any."""
@@ -320,15 +322,18 @@ class GroupDescription:
             "coordinator": self.coordinator.to_json(),
             "members": [m.to_json() for m in self.members],
             "offsets": [o.to_json() for o in self.offsets],
+            "configs": None if self.configs is None else [
+                {"name": c.name, "value": c.value, "source": c.source} for c in self.configs],
         }
 
 
 def describe_group(
-    bootstrap: BootstrapLike, group: str, *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, group: str, *, include_offsets: bool = True, include_configs: bool = False,
+    timeout: float = DEFAULT_TIMEOUT
 ) -> GroupDescription:
     """State, protocol, generation, coordinator, members with assignments (a consumer group's
-    with epochs and target assignments) and (unless `include_offsets` is False) per-partition
-    offsets and lag; NotFound for an unknown group."""
+    with epochs and target assignments), (unless `include_offsets` is False) per-partition
+    offsets and lag, and (with `include_configs`) its configs; NotFound for an unknown group."""
     check_group_id(group)
     with KafkaClient(bootstrap, timeout=timeout) as client:
 
@@ -338,7 +343,8 @@ def describe_group(
                 return described
             return replace(described, offsets=partition_offsets(client, committed, _assigned(described)))
 
-        return apis.with_coordinator(client, group, run)
+        described = apis.with_coordinator(client, group, run)
+        return _with_configs(client, [described])[0] if include_configs else described
 
 
 @dataclass(frozen=True)
@@ -355,7 +361,8 @@ class GroupDescriptions:
 
 
 def describe_groups(
-    bootstrap: BootstrapLike, groups: Sequence[str], *, include_offsets: bool = True, timeout: float = DEFAULT_TIMEOUT
+    bootstrap: BootstrapLike, groups: Sequence[str], *, include_offsets: bool = True, include_configs: bool = False,
+    timeout: float = DEFAULT_TIMEOUT
 ) -> GroupDescriptions:
     """`describe_group` of each of `groups` (repeats dropped), in few exchanges: FindCoordinator
     for all, pipelined; per coordinator, the describe requests of its groups, pipelined in
@@ -387,6 +394,8 @@ def describe_groups(
         if include_offsets:
             offsets = _offsets_of_many(client, [(found[d.group][1], _assigned(d)) for d in described])
             described = [replace(d, offsets=o) for d, o in zip(described, offsets)]
+        if include_configs and described:
+            described = _with_configs(client, described)
     return GroupDescriptions(tuple(described), {g: failed[g] for g in unique if g in failed})
 
 
@@ -455,6 +464,17 @@ def _read_description(group: str, coordinator: Node, answers: Mapping[str, Any],
     info = apis.parse_describe_groups(answers["classic"])[0]
     check_group_exists(group, info, committed)
     return _classic_description(info, _stored_generation(answers.get("document"), group), coordinator), committed
+
+
+def _with_configs(client: KafkaClient, described: Sequence[GroupDescription]) -> list[GroupDescription]:
+    """The groups with their configs, described in one DescribeConfigs request; a group the
+    cluster cannot describe configs of (GROUP resources are Kafka 4's) keeps None."""
+    try:
+        answers = {r.name: r for r in describe_configs(client, GROUP_RESOURCE, [d.group for d in described])}
+    except Unsupported:  # a broker without DescribeConfigs v1+
+        return list(described)
+    found = {name: r.configs for name, r in answers.items() if not r.error_code}
+    return [replace(d, configs=found.get(d.group)) for d in described]
 
 
 def _assigned(described: GroupDescription) -> list[apis.TopicPartition]:

@@ -32,6 +32,8 @@ import logging
 import time
 from typing import Any, Callable, Hashable, Iterable, Optional
 
+from groupctl.configs.catalog import ResourceType
+from groupctl.configs.resolve import group_timeouts, log_config
 from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
 from groupctl.coordinator.coordinator import EMPTY_GROUP_CLEANUP_INTERVAL_MS, Coordinator
@@ -48,6 +50,7 @@ from groupctl.layout.paths import user_path
 from groupctl.log import LogManager
 from groupctl.server.authorizer import NodeAuthorizer
 from groupctl.server.config import NodeConfig
+from groupctl.server.dynamic_configs import DynamicConfigs
 from groupctl.server.election import Election, NotLeader, monotonic_ms
 from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments, StoredDocument
@@ -117,6 +120,7 @@ class Node:
         self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
         self.leader_epochs = LeaderEpochs(self.topics, self.logs, config.node_id, lambda: self.stopping)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
+        self.configs = DynamicConfigs(self.store, self._config_changed)
         self.documents = GroupDocuments(self.store, self.serves)
         self.rebalance_requests = RebalanceRequests(self.store, self.trigger_rebalance, self.serves)
         self.authorizer: Optional[NodeAuthorizer] = NodeAuthorizer(
@@ -147,6 +151,7 @@ class Node:
             self.topics.replay(record)
         self._publish_topics()
         log.info("loaded %d topic(s) from the store", len(self.topics.all()))
+        await self.configs.start()  # every topic's and group's configs are in force before the node listens
         if self.authorizer is not None:
             await self.authorizer.start()  # every ACL is read before the node listens
         self.logs.start_retention(self.config.log_retention_check_interval_ms)
@@ -303,6 +308,7 @@ class Node:
         await self.election.close()  # no more claims or loads: the session ends below
         await self.rebalance_requests.close()
         await self.topic_watch.close()
+        await self.configs.close()
         if self.authorizer is not None:
             await self.authorizer.close()
         await self.quiesce()
@@ -518,12 +524,31 @@ class Node:
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:
-        """Delete a topic, its partition logs and every group's committed offsets for it (on
-        other nodes the topic watch does the same for their groups and logs)."""
+        """Delete a topic, its partition logs, its configs and every group's committed offsets for
+        it (on other nodes the topic watch does the same for their groups and logs)."""
         record = await self.topics.delete(name)
         self._topic_deleted(name)
+        await self.configs.remove(ResourceType.TOPIC, name)
         await self.writes_settled()
         return record
+
+    def _config_changed(self, kind: ResourceType, name: str) -> None:
+        """A stored config changed, or a topic appeared (`DynamicConfigs.report`): put the
+        effective configs in force. A broker config may change the default of every topic; a
+        group's go to the core (its members' session timeout and heartbeat interval)."""
+        if kind is ResourceType.TOPIC:
+            self._apply_topic_configs([name])
+        elif kind is ResourceType.BROKER:
+            self._apply_topic_configs([t.name for t in self.topics.all()])
+        else:
+            own = self.configs.stored.groups.get(name)
+            self.core.use_group_timeouts(name, group_timeouts(self.config, self.configs.stored, name) if own else None)
+
+    def _apply_topic_configs(self, names: Iterable[str]) -> None:
+        """The one place topic configs reach the partition logs: each topic's LogConfig, built
+        from its effective configs, goes to its logs (those open and those opened later)."""
+        for name in names:
+            self.logs.set_topic_config(name, log_config(self.config, self.configs.stored, name))
 
     def _topic_deleted(self, name: str) -> None:
         self.logs.delete_topic(name)
@@ -557,6 +582,7 @@ class Node:
         if recreated and (known is None or known.topic_id != record.topic_id):
             self._topic_deleted(name)  # deleted and created again elsewhere, faster than the watch could tell
         if known is None or known.topic_id != record.topic_id:
+            self.configs.report(ResourceType.TOPIC, name)  # its configs reach its logs before they open
             self.open_new_logs(record, record.replicas)  # created elsewhere (our own: CreateTopics)
         if before is not None and before.topic_id == record.topic_id and len(record.replicas) > len(before.replicas):
             self.open_new_logs(record, sorted(record.replicas.keys() - before.replicas.keys()))

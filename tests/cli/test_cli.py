@@ -31,7 +31,7 @@ from tests.support.ports import closed_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
-                 "assignment_epoch", "assignor", "coordinator", "members", "offsets"]
+                 "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs"]
 
 
 @pytest.fixture
@@ -294,7 +294,7 @@ def description(generation) -> GroupDescription:
 def described(monkeypatch):
     calls = []
 
-    def fake(bootstrap, group, *, include_offsets=True):
+    def fake(bootstrap, group, *, include_offsets=True, include_configs=False):
         calls.append((str(bootstrap), group, include_offsets))
         return description(None)
 

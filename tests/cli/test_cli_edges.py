@@ -62,3 +62,15 @@ def test_coordinator_run_max_group_size_reaches_the_groups_and_must_be_positive(
     assert runner.invoke(app, ["coordinator", "run", "--max-group-size", "3"]).exit_code == 0
     assert seen["config"].groups.max_group_size == 3
     assert runner.invoke(app, ["coordinator", "run", "--max-group-size", "0"]).exit_code == 2
+
+
+def test_coordinator_run_consumer_group_config_bounds_reach_the_consumer_groups(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("groupctl.server.main.run_node", lambda config, log_level: seen.update(config=config))
+    result = runner.invoke(app, ["coordinator", "run", "--consumer-min-session-timeout-ms", "1000",
+                                 "--consumer-max-session-timeout-ms", "90000", "--consumer-min-heartbeat-interval-ms",
+                                 "100", "--consumer-max-heartbeat-interval-ms", "20000"])
+    assert result.exit_code == 0, result.output
+    bounds = seen["config"].consumer_groups
+    assert (bounds.min_session_timeout_ms, bounds.max_session_timeout_ms, bounds.min_heartbeat_interval_ms,
+            bounds.max_heartbeat_interval_ms) == (1000, 90000, 100, 20000)

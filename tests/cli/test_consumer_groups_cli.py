@@ -54,7 +54,7 @@ def describing(monkeypatch):
     """`group describe` answers with the description named by the group argument."""
     known = {"readers": CONSUMER_GROUP, "orders": CLASSIC_GROUP}
     monkeypatch.setattr("groupctl.ops.groups.describe_group",
-                        lambda bootstrap, group, *, include_offsets=True: known[group])
+                        lambda bootstrap, group, *, include_offsets=True, include_configs=False: known[group])
 
 
 # -- group describe ------------------------------------------------------------------------------
@@ -99,7 +99,7 @@ def test_describe_members_verbose_of_a_group_migrating_online_says_which_members
     classic_member = MemberDescription("k-1", "app-k", "/127.0.0.3", None, {"events": (3,)}, member_epoch=7,
                                        target_assignment={"events": (3,)}, upgraded=False)
     migrating = replace(CONSUMER_GROUP, members=(replace(CONSUMER_GROUP.members[1], upgraded=True), classic_member))
-    monkeypatch.setattr("groupctl.ops.groups.describe_group", lambda bootstrap, group, *, include_offsets=True: migrating)
+    monkeypatch.setattr("groupctl.ops.groups.describe_group", lambda bootstrap, group, *, include_offsets=True, include_configs=False: migrating)
 
     table = rows(run(["--bootstrap", "h:1", "group", "describe", "readers", "--members", "--verbose"]).stdout)
     document = json.loads(run(["--bootstrap", "h:1", "--output", "json", "group", "describe", "readers"]).stdout)

@@ -176,7 +176,7 @@ def test_only_with_lag_keeps_a_partition_whose_lag_is_unknown(monkeypatch):
     unknown = GroupDescription("g", "Empty", "consumer", "range", None, Node(0, "h", 1), (),
                                (PartitionOffsets("t", 0, None, 9), PartitionOffsets("t", 1, 2, None),
                                 PartitionOffsets("t", 2, 1, 9), PartitionOffsets("t", 3, 9, 9)))
-    monkeypatch.setattr("groupctl.ops.groups.describe_group", lambda bootstrap, group, *, include_offsets: unknown)
+    monkeypatch.setattr("groupctl.ops.groups.describe_group", lambda bootstrap, group, *, include_offsets, include_configs: unknown)
 
     document = json.loads(run("--bootstrap", "h:1", "--output", "json", "group", "describe", "g",
                               "--only-with-lag").stdout)

@@ -341,3 +341,16 @@ def test_a_heartbeat_that_says_nothing_new_keeps_the_session_and_a_topic_change_
     use_topics(harness.core, TopicImage.of([TopicInfo("orders", ORDERS.topic_id, 8)]))
     grown = harness.send(ConsumerHeartbeat("g", "a", a.epoch))
     assert grown.member_epoch == 2 and count(grown.assignment) == 8
+
+
+def test_a_groups_own_timeouts_reach_its_members_at_their_next_heartbeat_and_other_groups_keep_the_brokers():
+    harness = Harness(session_timeout_ms=45_000, heartbeat_interval_ms=5_000)
+    a, other = Client(harness, "a"), Client(harness, "o", group="other")
+    a.join()
+    other.join()
+    harness.core.group_timeouts["g"] = (10_000, 1_000)  # the group's stored GROUP configs
+    assert a.beat().heartbeat_interval_ms == 1_000  # this heartbeat restarts the session on 10 s
+    assert other.beat().heartbeat_interval_ms == 5_000
+    harness.advance(10_001)  # both silent
+    assert "a" not in harness.group().members
+    assert "o" in harness.group("other").members

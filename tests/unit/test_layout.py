@@ -16,9 +16,14 @@ from hypothesis import strategies as st
 from groupctl.layout import journal
 from groupctl.layout.brokers import BrokerRegistration, node_id_of
 from groupctl.layout.codec import LayoutError
+from groupctl.layout.configs import decode_config, encode_config
 from groupctl.layout.coordinators import MAX_GROUP_PARTITIONS, ClusterConfig, PartitionElection, PartitionLeader
 from groupctl.layout.groups import GROUP_TYPES, GroupDocument, GroupMember, LastRebalance
 from groupctl.layout.paths import (
+    CONFIG_BROKERS,
+    CONFIG_GROUPS,
+    CONFIG_TOPICS,
+    config_path,
     decode_name,
     encode_name,
     group_path,
@@ -349,3 +354,23 @@ def test_any_value_in_any_field_decodes_or_is_a_layout_error(field, member_field
         GroupDocument.decode("orders-app", data)
     except LayoutError as exc:
         assert exc.path == "/groups/orders-app"
+
+
+# --- dynamic configs (Kafka's ConfigEntityZNode) ------------------------------------------------
+
+def test_a_config_document_as_kafka_writes_it_decodes_and_encodes_to_the_same_bytes():
+    kafka_wrote = b'{"version":1,"config":{"retention.ms":"3600000","segment.bytes":"1048576"}}'
+    assert decode_config("/config/topics/orders", kafka_wrote) == {"retention.ms": "3600000", "segment.bytes": "1048576"}
+    assert encode_config({"segment.bytes": "1048576", "retention.ms": "3600000"}) == kafka_wrote
+
+
+def test_a_config_document_without_data_is_no_config_and_a_non_string_value_names_its_path():
+    assert decode_config("/config/groups/g", b"") == {}
+    with pytest.raises(LayoutError, match="^/config/topics/t: "):
+        decode_config("/config/topics/t", b'{"version":1,"config":{"retention.ms":60000}}')
+
+
+def test_config_paths_are_kafkas_sanitized_names():
+    assert config_path(CONFIG_TOPICS, "orders") == "/config/topics/orders"
+    assert config_path(CONFIG_BROKERS, "<default>") == "/config/brokers/<default>"
+    assert config_path(CONFIG_GROUPS, "a/b~") == "/config/groups/a%2Fb%7E"

@@ -11,6 +11,7 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from groupctl.log import epochs as epochs_module
 from groupctl.log.batches import parse_header
+from groupctl.log.config import LogConfig
 from groupctl.log.epochs import CHECKPOINT_FILE, LeaderEpochCache, open_cache
 from groupctl.log.manager import LogManager
 from groupctl.log.partition import PartitionLog
@@ -29,7 +30,7 @@ def records(count: int = 1) -> bytes:
 
 
 def log_at(directory, epoch: int = 0) -> PartitionLog:
-    return PartitionLog("orders", 0, directory, segment_bytes=1 << 20, index_interval_bytes=4096,
+    return PartitionLog("orders", 0, directory, config=LogConfig(segment_bytes=1 << 20), index_interval_bytes=4096,
                         leader_epoch=epoch)
 
 

@@ -174,5 +174,5 @@ def test_a_removal_finishing_after_its_log_was_deleted_touches_no_file_of_a_recr
     recreated = PartitionLog("orders", 0, directory, config=CONFIG, index_interval_bytes=4096)
     recreated.append(batch(1))
     log.finish_removal(removal)
-    assert sorted(p.name for p in directory.iterdir()) == [f"{0:020d}.index", f"{0:020d}.log"]
+    assert sorted(p.name for p in directory.iterdir()) == [f"{0:020d}.index", f"{0:020d}.log", "leader-epoch-checkpoint"]
     assert recreated.read(0, 10_000) != b""

@@ -31,6 +31,11 @@ class MigrationPolicy(str, Enum):
 class ConsumerGroupConfig:
     session_timeout_ms: int = defaults.CONSUMER_SESSION_TIMEOUT_MS  # group.consumer.session.timeout.ms
     heartbeat_interval_ms: int = defaults.CONSUMER_HEARTBEAT_INTERVAL_MS  # group.consumer.heartbeat.interval.ms
+    # The bounds of a group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms.
+    min_session_timeout_ms: int = defaults.CONSUMER_MIN_SESSION_TIMEOUT_MS  # group.consumer.min.session.timeout.ms
+    max_session_timeout_ms: int = defaults.CONSUMER_MAX_SESSION_TIMEOUT_MS  # group.consumer.max.session.timeout.ms
+    min_heartbeat_interval_ms: int = defaults.CONSUMER_MIN_HEARTBEAT_INTERVAL_MS  # group.consumer.min.heartbeat.interval.ms
+    max_heartbeat_interval_ms: int = defaults.CONSUMER_MAX_HEARTBEAT_INTERVAL_MS  # group.consumer.max.heartbeat.interval.ms
     assignors: tuple[str, ...] = defaults.CONSUMER_ASSIGNORS  # group.consumer.assignors: the first is the default
     max_size: Optional[int] = defaults.CONSUMER_MAX_SIZE  # group.consumer.max.size; None: unbounded
     migration_policy: MigrationPolicy = MigrationPolicy(defaults.CONSUMER_MIGRATION_POLICY)

@@ -34,6 +34,17 @@ class ConsumerCore:
     regex_matches: dict[str, frozenset[str]] = field(default_factory=dict)  # pattern -> topic names, for `topics`
     topics_version: int = 0  # bumped with every new `topics`
     downgrade: Downgrade = lambda group, leaving, now_ms: None
+    # A group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms (its stored
+    # GROUP configs), over `config`'s; kept for groups not loaded here too (they may come).
+    group_timeouts: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        own = self.group_timeouts.get(group_id)
+        return own[0] if own is not None else self.config.session_timeout_ms
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        own = self.group_timeouts.get(group_id)
+        return own[1] if own is not None else self.config.heartbeat_interval_ms
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:

@@ -191,7 +191,7 @@ def _heartbeat(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, new_memb
     if group is not None and _steady(core, group, req):
         arm_session(core, group.group_id, req.member_id)
         return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=req.member_id, member_epoch=req.member_epoch,
-                                       heartbeat_interval_ms=core.config.heartbeat_interval_ms)
+                                       heartbeat_interval_ms=core.heartbeat_interval_ms(group.group_id))
     if group is None:
         if req.member_epoch != JOIN_EPOCH:
             raise Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {req.group_id} does not exist.")
@@ -216,7 +216,8 @@ def _heartbeat(core: ConsumerCore, req: ConsumerHeartbeat, now_ms: int, new_memb
     arm_session(core, group.group_id, member_id)
     assignment = reconciled.assigned if req.full or reconciled.assigned != member.assigned else None
     return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=member_id, member_epoch=reconciled.member_epoch,
-                                   heartbeat_interval_ms=core.config.heartbeat_interval_ms, assignment=assignment)
+                                   heartbeat_interval_ms=core.heartbeat_interval_ms(group.group_id),
+                                   assignment=assignment)
 
 
 def apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
@@ -272,8 +273,8 @@ def apply(core: ConsumerCore, group: ConsumerGroup, member: ConsumerMember, upda
 
 def arm_session(core: ConsumerCore, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
     """(Re)start the member's session: it is fenced if no heartbeat comes within the timeout
-    (default: the consumer protocol's; a classic-protocol member's is its own)."""
-    core.timer.schedule(session_key(group_id, member_id), timeout_ms or core.config.session_timeout_ms,
+    (default: the group's consumer.session.timeout.ms; a classic-protocol member's is its own)."""
+    core.timer.schedule(session_key(group_id, member_id), timeout_ms or core.session_timeout_ms(group_id),
                         lambda now: fence(core, group_id, member_id, now, journal.EXPIRED_SESSION))
 
 

@@ -2,6 +2,7 @@
 `groupctl.protocol.registry`). The registry is what ApiVersions advertises."""
 
 from groupctl.server.handlers import (  # noqa: F401
+    alter_configs,
     alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
@@ -14,6 +15,7 @@ from groupctl.server.handlers import (  # noqa: F401
     delete_records,
     delete_topics,
     describe_acls,
+    describe_configs,
     describe_groups,
     describe_user_scram_credentials,
     fetch,
@@ -21,9 +23,11 @@ from groupctl.server.handlers import (  # noqa: F401
     groupctl_describe_group,
     groupctl_trigger_rebalance,
     heartbeat,
+    incremental_alter_configs,
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     metadata,

@@ -10,19 +10,24 @@ requires). A name that appears more than once in one request gets INVALID_REQUES
 entry and is not created, as in Kafka. A name whose creation is still being written for another
 request gets TOPIC_ALREADY_EXISTS (exactly one concurrent request creates a name). validate_only
 runs every check (including "already exists") and creates nothing; its results carry the zero
-topic id. Topic configs are accepted and not applied (a deliberate difference; the response
-reports no configs): the logs honour a topic's configs only through
-`LogManager.set_topic_config`. The logs of the
+topic id. Topic configs are checked as AlterConfigs checks them (INVALID_CONFIG with a message,
+nothing created) and stored in the topic's config document (`/config/topics/<t>`) right after
+the topic, so for a moment its logs may run on the defaults; the response (v5+) reports every
+config in force, with validate_only too. The logs of the
 partitions this node leads start opening in the background once the topic is created, as a
 Kafka broker creates them when it becomes their leader (a request that comes first opens its own).
 
 Authorization (`--authorizer`), as Kafka: Create on the Cluster, or else on each topic, else
 TOPIC_AUTHORIZATION_FAILED ("Authorization failed."; a duplicated name is INVALID_REQUEST first).
-The topic config error code Kafka sets without DescribeConfigs is not (no configs are reported).
+Without DescribeConfigs on the topic the configs are left out and topic_config_error_code is
+TOPIC_AUTHORIZATION_FAILED, as Kafka answers.
 """
 
 import uuid
+from dataclasses import replace
 
+from groupctl.configs.catalog import InvalidConfig, ResourceType
+from groupctl.configs.resolve import checked, topic_entries
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
@@ -51,6 +56,8 @@ def _plan(ctx, topic):
 @api(key=19, versions=(2, 7))
 async def handle_create_topics(ctx, request):
     entry = ctx.response_class.CreatableTopicResult
+    config_entry = entry.CreatableTopicConfigs
+    configs = {}  # topic name -> its checked configs
 
     may_create_any = cluster_allowed(ctx, Operation.CREATE)
 
@@ -58,11 +65,26 @@ async def handle_create_topics(ctx, request):
         if not (may_create_any or allowed(ctx, Operation.CREATE, TOPIC, topic.name)):
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
         record = _plan(ctx, topic)
+        try:
+            configs[topic.name] = checked(ctx.node.config, ResourceType.TOPIC, {c.name: c.value for c in topic.configs})
+        except InvalidConfig as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         if request.validate_only:
             return record
         created = await ctx.node.topics.create(record)
+        if configs[topic.name]:
+            await ctx.node.configs.alter(ResourceType.TOPIC, created.name, lambda _: configs[created.name])
         ctx.node.open_new_logs(created, created.replicas)
         return created
+
+    def described(name):
+        """(topic_config_error_code, configs) of the response, v5+."""
+        if not allowed(ctx, Operation.DESCRIBE_CONFIGS, TOPIC, name):
+            return int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), []
+        stored = ctx.node.configs.stored
+        stored = replace(stored, topics={**stored.topics, name: configs.get(name, {})})
+        return 0, [config_entry(name=e.name, value=e.value, read_only=e.read_only, config_source=int(e.source),
+                                is_sensitive=False) for e in topic_entries(ctx.node.config, stored, name)]
 
     results = []
     for topic, outcome in await each_topic(request.topics, create):
@@ -71,12 +93,14 @@ async def handle_create_topics(ctx, request):
                                  error_message=str(outcome), num_partitions=-1, replication_factor=-1,
                                  configs=None))
             continue
+        config_error, described_configs = described(outcome.name)
         results.append(entry(
             name=outcome.name,
             topic_id=uuid.UUID(outcome.topic_id) if not request.validate_only else ZERO_UUID,
             error_code=0, error_message=None,
             num_partitions=len(outcome.replicas),
             replication_factor=len(outcome.replicas[0]),
-            configs=[],
+            topic_config_error_code=config_error,
+            configs=described_configs,
         ))
     return ctx.respond(throttle_time_ms=0, topics=results)

@@ -2,8 +2,8 @@
 
 Version notes: v4 is flexible; v5 adds error messages; v6 names topics by name or id.
 
-Semantics: a deleted topic's partition logs and every group's committed offsets for it go with
-it, as in Kafka. Deletion is immediate (Kafka deletes asynchronously and reports the topic as
+Semantics: a deleted topic's partition logs, its configs (`/config/topics/<t>`) and every group's
+committed offsets for it go with it, as in Kafka. Deletion is immediate (Kafka deletes asynchronously and reports the topic as
 "marked for deletion" meanwhile). Of concurrent requests deleting one topic exactly one deletes
 it; the others get UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when they named it by id), as
 they would a moment later.
