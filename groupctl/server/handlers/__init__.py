@@ -2,6 +2,8 @@
 `groupctl.protocol.registry`). The registry is what ApiVersions advertises."""
 
 from groupctl.server.handlers import (  # noqa: F401
+    alter_partition_reassignments,
+    alter_replica_log_dirs,
     alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
@@ -14,7 +16,10 @@ from groupctl.server.handlers import (  # noqa: F401
     delete_topics,
     describe_acls,
     describe_groups,
+    describe_log_dirs,
+    describe_topic_partitions,
     describe_user_scram_credentials,
+    elect_leaders,
     fetch,
     find_coordinator,
     groupctl_describe_group,
@@ -25,6 +30,7 @@ from groupctl.server.handlers import (  # noqa: F401
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_delete,
