@@ -11,7 +11,7 @@ import os
 import struct
 
 import pytest
-from confluent_kafka import ElectionType, TopicPartition as ConfluentPartition
+from confluent_kafka import ElectionType, TopicCollection, TopicPartition as ConfluentPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
@@ -78,12 +78,18 @@ def test_describe_topic_partitions_pages_through_topics_with_its_cursor(coordina
 
 def test_describe_topic_partitions_describes_each_partition_as_metadata_does(coordinator, admin_of):
     admin = admin_of(coordinator)
-    create(admin, alpha=1)
+    create(admin, alpha=2)
     [topic] = admin.describe_topic_partitions(["alpha"])["topics"]
     assert topic["error_code"] == 0 and topic["topic_authorized_operations"] == ALL_TOPIC_OPERATIONS
-    [partition] = topic["partitions"]
-    assert (partition["leader_id"], partition["replica_nodes"], partition["isr_nodes"],
-            partition["offline_replicas"]) == (0, [0], [0], [])
+    described = [(p["partition_index"], p["leader_id"], p["replica_nodes"], p["isr_nodes"], p["offline_replicas"])
+                 for p in topic["partitions"]]
+    assert described == [(0, 0, [0], [0], []), (1, 0, [0], [0], [])]
+    # confluent-kafka's describe_topics asks Metadata: both APIs describe the topic alike
+    confluent = AdminClient({"bootstrap.servers": coordinator.bootstrap})
+    by_metadata = confluent.describe_topics(TopicCollection(["alpha"]))["alpha"].result(timeout=10)
+    assert [
+        (p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr], []) for p in by_metadata.partitions
+    ] == described
 
 
 def test_describe_topic_partitions_stops_before_a_topic_when_the_limit_is_used_up(coordinator, admin_of):

@@ -11,7 +11,8 @@ segments), `offset_lag` 0 (the log end offset is the high watermark) and `is_fut
 (logs never move between directories). A null topic list means every such partition; otherwise
 only the named ones this node hosts are listed, and a topic left with no partition is left out.
 Total and usable bytes come from `os.statvfs` of the directory, as Java's FileStore reports them.
-A log that cannot be opened is left out (its error is logged). A node without a data dir
+Logs not open yet are opened first (off the event loop: `local_partitions.open_logs`), as a Kafka
+broker keeps every hosted log open; one that cannot be opened is left out (its error is logged). A node without a data dir
 keeps its logs in memory and has no log directory: the answer lists none, as a broker without
 log dirs would.
 

@@ -41,6 +41,8 @@ MAX_PARTITIONS = 2000
 """Kafka's `max.request.partition.size.limit` default: the most partitions one answer holds."""
 NO_LEADER_EPOCH = -1
 """The leader epoch this node's Metadata reports for every partition."""
+NOT_COMPUTED = -2147483648
+"""`topic_authorized_operations` of a refused topic (the schema's default), as Kafka leaves it."""
 
 
 def authorized_operations(ctx, topic: str) -> int:
@@ -62,10 +64,11 @@ def _partition(ctx, p: int, replicas: list[int], live) -> object:
                offline_replicas=[n for n in replicas if n not in live])
 
 
-def _topic(ctx, name: str, code: int, topic_id: uuid.UUID = ZERO_UUID, partitions=()) -> object:
+def _topic(ctx, name: str, code: int, topic_id: uuid.UUID = ZERO_UUID, partitions=(),
+           operations: int = NOT_COMPUTED) -> object:
     return ctx.response_class.DescribeTopicPartitionsResponseTopic(
         error_code=code, name=name, topic_id=topic_id, is_internal=False, partitions=list(partitions),
-        topic_authorized_operations=-2147483648)
+        topic_authorized_operations=operations)
 
 
 def _invalid(ctx, request):
@@ -101,17 +104,16 @@ async def handle_describe_topic_partitions(ctx, request):
         if record is None:
             if not every:
                 code = ErrorCode.INVALID_TOPIC_EXCEPTION if topic_name_error(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                topics.append(_topic(ctx, name, code))
+                topics.append(_topic(ctx, name, code, operations=authorized_operations(ctx, name)))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         count = len(record.replicas)
         upper = min(count, start + remaining)
         shown = [_partition(ctx, p, record.replicas[p], live) for p in range(start, upper)]
-        topics.append(_topic(ctx, name, ErrorCode.NONE, uuid.UUID(record.topic_id), shown))
+        topics.append(_topic(ctx, name, ErrorCode.NONE, uuid.UUID(record.topic_id), shown,
+                             authorized_operations(ctx, name)))
         if upper < count:
             next_cursor = ctx.response_class.Cursor(topic_name=name, partition_index=upper)
             break
         remaining -= len(shown)
-    for entry in topics:
-        entry.topic_authorized_operations = authorized_operations(ctx, entry.name)
     return ctx.respond(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
