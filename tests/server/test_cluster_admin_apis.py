@@ -293,6 +293,13 @@ def test_with_its_only_replica_down_a_partition_has_no_leader_to_elect(zk_connec
             ("split", [1])]
         [topic] = admin.describe_topic_partitions(["split"])["topics"]
         assert [(p["leader_id"], p["offline_replicas"]) for p in topic["partitions"]] == [(0, []), (-1, [1])]
+        [directory] = admin.describe_log_dirs(brokers=[0])[0]["log_dirs"]
+        assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in directory["topics"]] == [
+            ("split", [0])]
+        moved = admin.alter_replica_log_dirs({("split", 0, 0): log_directory(first),
+                                              ("split", 1, 0): log_directory(first)})
+        assert {tpr.partition: error.errno for tpr, error in moved.items()} == {
+            0: ErrorCode.NONE, 1: ErrorCode.REPLICA_NOT_AVAILABLE}
         assert admin.alter_partition_reassignments({TopicPartition("split", 1): [1]}) == {
             TopicPartition("split", 1): None}
         topic = AlterPartitionReassignmentsRequest[0].ReassignableTopic
