@@ -32,7 +32,7 @@ import io
 import socket
 import struct
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
@@ -206,10 +206,18 @@ class ClusterMetadata:
     """topic -> partition -> leader node id (-1 when the partition has no leader)."""
     missing: frozenset[str]
     """Requested topics the cluster does not have."""
+    leader_epochs: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    """topic -> partition -> its leader's epoch (Metadata v7+; -1 when the cluster reports none)."""
 
     def leader(self, topic: str, partition: int) -> Optional[Node]:
         leader_id = self.partitions.get(topic, {}).get(partition, -1)
         return self.brokers.get(leader_id)
+
+    def leader_epoch(self, topic: str, partition: int) -> Optional[int]:
+        """The partition's current leader epoch, or None when the cluster reports none (a broker
+        before Kafka 2.1, or one without leader epochs)."""
+        epoch = self.leader_epochs.get(topic, {}).get(partition, -1)
+        return epoch if epoch >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -589,13 +597,16 @@ class KafkaClient:
         response = self.call(None, METADATA, (1, 12), build)
         brokers = {b.node_id: Node(b.node_id, b.host, b.port) for b in response.brokers}
         partitions: dict[str, dict[int, int]] = {}
+        epochs: dict[str, dict[int, int]] = {}
         missing = set()
         for topic in response.topics:
             if topic.error_code == 3:  # UNKNOWN_TOPIC_OR_PARTITION
                 missing.add(topic.name)
                 continue
             partitions[topic.name] = {p.partition_index: p.leader_id for p in topic.partitions}
-        return ClusterMetadata(brokers, partitions, frozenset(missing))
+            epochs[topic.name] = {p.partition_index: p.leader_epoch if response.version >= 7 else -1
+                                  for p in topic.partitions}
+        return ClusterMetadata(brokers, partitions, frozenset(missing), epochs)
 
     def find_coordinator(self, group: str) -> Node:
         """The group's coordinator, asking again (within the timeout) while the cluster has none

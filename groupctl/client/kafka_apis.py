@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from groupctl.errors import NotFound, OpsError, Unreachable, Unsupported
@@ -50,6 +51,8 @@ from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
 TopicPartition = tuple[str, int]
 T = TypeVar("T")
+NO_EPOCHS: Mapping[TopicPartition, int] = MappingProxyType({})
+"""No partition's leader epoch: offsets are committed without one (-1)."""
 
 LIST_OFFSETS = 2
 OFFSET_COMMIT = 8
@@ -267,6 +270,14 @@ def parse_offset_fetch(response: Any, group: str) -> dict[TopicPartition, int]:
     return _committed(response.topics, group)
 
 
+def committed_leader_epochs(response: Any) -> dict[TopicPartition, int]:
+    """{(topic, partition): the leader epoch committed with its offset} of an `offset_fetch_call`
+    answer (OffsetFetch v5+); partitions committed without one (-1) are omitted."""
+    return {(topic.name, p.partition_index): p.committed_leader_epoch
+            for topic in response.topics for p in topic.partitions
+            if response.version >= 5 and p.committed_offset >= 0 and p.committed_leader_epoch >= 0}
+
+
 def _committed(topics: Iterable[Any], group: str) -> dict[TopicPartition, int]:
     committed = {}
     for topic in topics:
@@ -366,9 +377,11 @@ def list_offsets(
 
 
 def offset_commit_request(group: str, offsets: Mapping[TopicPartition, int], *, generation: int = -1,
-                          member_id: str = "", instance_id: Optional[str] = None) -> Build:
+                          member_id: str = "", instance_id: Optional[str] = None,
+                          leader_epochs: Mapping[TopicPartition, int] = NO_EPOCHS) -> Build:
     """The OffsetCommit builder committing `offsets`: a simple commit by default; a group member
-    passes its generation (classic) or member epoch (v9, consumer protocol) and its ids."""
+    passes its generation (classic) or member epoch (v9, consumer protocol) and its ids. Each
+    offset is committed with its partition's entry in `leader_epochs` (v6+), else with none (-1)."""
     by_topic: dict[str, list[tuple[int, int]]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
         by_topic.setdefault(topic, []).append((partition, offset))
@@ -380,7 +393,8 @@ def offset_commit_request(group: str, offsets: Mapping[TopicPartition, int], *, 
             group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
             group_instance_id=instance_id, retention_time_ms=-1,
             topics=[topic_cls(name=t, partitions=[part_cls(partition_index=p, committed_offset=o,
-                                                           committed_leader_epoch=-1, committed_metadata="")
+                                                           committed_leader_epoch=leader_epochs.get((t, p), -1),
+                                                           committed_metadata="")
                                                   for p, o in ps])
                     for t, ps in by_topic.items()],
         )
@@ -389,10 +403,13 @@ def offset_commit_request(group: str, offsets: Mapping[TopicPartition, int], *, 
 
 
 def commit_offsets(
-    client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]
+    client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int],
+    leader_epochs: Mapping[TopicPartition, int] = NO_EPOCHS,
 ) -> dict[TopicPartition, int]:
-    """A simple commit (generation -1, no member id) of `offsets`; {(topic, partition): error code}."""
-    response = client.call(coordinator, OFFSET_COMMIT, (2, 9), offset_commit_request(group, offsets))
+    """A simple commit (generation -1, no member id) of `offsets`, each with its partition's leader
+    epoch from `leader_epochs` where given; {(topic, partition): error code}."""
+    response = client.call(coordinator, OFFSET_COMMIT, (2, 9),
+                           offset_commit_request(group, offsets, leader_epochs=leader_epochs))
     return commit_errors(response)
 
 

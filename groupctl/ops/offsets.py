@@ -20,6 +20,9 @@ Invariants:
   topic and partition against the cluster (`BadInput`). Plans come from the pure `reset.plan_reset`.
 - Deleting offsets: a partition without a committed offset is reported per partition and not sent.
 - Resets and imports are dry runs unless `execute=True`; the returned plan says which.
+- Every offset written (commit, reset, import, copy) is committed with its partition's current
+  leader epoch from Metadata, where the cluster reports one (see `reset`); show and export read
+  the leader epoch committed with each offset (OffsetFetch v5+).
 - Every operation runs through `kafka_apis.with_coordinator`, so it runs again when the
   coordinator moves. A reset is planned once (`plan_group_reset`) and committed as planned
   (`apply_plan`): a repeated commit sends the same absolute offsets, never a new plan (a second
@@ -33,7 +36,7 @@ Invariants:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional, TextIO
 
@@ -72,9 +75,14 @@ class GroupOffsets:
     group: str
     state: str
     offsets: tuple[PartitionOffsets, ...]
+    leader_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """The leader epoch committed with each offset, where one was (JSON only: the table keeps
+    kafka-consumer-groups.sh's columns)."""
 
     def to_json(self) -> dict:
-        return {"group": self.group, "state": self.state, "offsets": [o.to_json() for o in self.offsets]}
+        return {"group": self.group, "state": self.state, "offsets": [
+            {**o.to_json(), "committed_leader_epoch": self.leader_epochs.get((o.topic, o.partition))}
+            for o in self.offsets]}
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,9 @@ class GroupCommitted:
 
     group: str
     offsets: Mapping[TopicPartition, int]  # sorted
+    leader_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """The leader epoch committed with each offset, where one was (JSON only: the CSV keeps
+    kafka-consumer-groups.sh's `topic,partition,offset`)."""
 
     def rows(self) -> list[tuple[str, int, int]]:
         return [(t, p, o) for (t, p), o in self.offsets.items()]
@@ -92,7 +103,9 @@ class GroupCommitted:
         return format_csv(self.rows(), self.group if with_group else None)
 
     def to_json(self) -> dict:
-        return {"group": self.group, "offsets": [{"topic": t, "partition": p, "offset": o} for t, p, o in self.rows()]}
+        return {"group": self.group, "offsets": [
+            {"topic": t, "partition": p, "offset": o, "leader_epoch": self.leader_epochs.get((t, p))}
+            for t, p, o in self.rows()]}
 
 
 @dataclass(frozen=True)
@@ -123,22 +136,30 @@ def check_inactive(group: str, info: GroupInfo) -> None:
         raise refusal(group, info)
 
 
-def group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
+def group_and_committed(client: KafkaClient, coordinator: Node, group: str
+                        ) -> tuple[GroupInfo, dict[TopicPartition, int], dict[TopicPartition, int]]:
     """The group's state and members (DescribeGroups, and ConsumerGroupDescribe where served: a
-    KIP-848 consumer group is described by it alone) and its committed offsets (OffsetFetch), in
-    one pipelined exchange."""
+    KIP-848 consumer group is described by it alone), its committed offsets and the leader epochs
+    committed with them (OffsetFetch), in one pipelined exchange."""
     calls = consumer_apis.group_state_calls(client, coordinator, [group])
     *described, fetched = client.call_many([*calls, apis.offset_fetch_call(coordinator, group)])
-    return consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group)
+    return (consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group),
+            apis.committed_leader_epochs(fetched))
+
+
+def group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
+    """`group_and_committed` without the committed leader epochs."""
+    info, committed, _ = group_and_committed(client, coordinator, group)
+    return info, committed
 
 
 def group_offsets(client: KafkaClient, group: str) -> GroupOffsets:
     """`show_offsets` of `group` with an open client."""
-    info, committed = apis.with_coordinator(
-        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
+    info, committed, epochs = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_committed(client, coordinator, group))
     check_group_exists(group, info, committed)
     assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
-    return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
+    return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned), epochs)
 
 
 def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
@@ -151,10 +172,10 @@ def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAU
 
 def committed_offsets(client: KafkaClient, group: str) -> GroupCommitted:
     """The committed offsets of an existing group (NotFound otherwise), with an open client."""
-    info, committed = apis.with_coordinator(
-        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
+    info, committed, epochs = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_committed(client, coordinator, group))
     check_group_exists(group, info, committed)
-    return GroupCommitted(group, dict(sorted(committed.items())))
+    return GroupCommitted(group, dict(sorted(committed.items())), epochs)
 
 
 def export_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupCommitted:
@@ -183,8 +204,10 @@ def read_plan_file(path: str | Path, stdin: Optional[TextIO] = None) -> CsvPlan:
     return parse_csv(text, source=str(path))
 
 
-def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    errors = {tp: code for tp, code in apis.commit_offsets(client, coordinator, group, offsets).items() if code}
+def _commit(client: KafkaClient, coordinator: Node, group: str, offsets: Mapping[TopicPartition, int],
+            leader_epochs: Mapping[TopicPartition, int]) -> None:
+    errors = {tp: code for tp, code in apis.commit_offsets(client, coordinator, group, offsets, leader_epochs).items()
+              if code}
     if not errors:
         return
     if any(code in apis.RETRIABLE_COORDINATOR_ERRORS for code in errors.values()):
@@ -217,9 +240,11 @@ def commit_offsets(
             check_inactive(group, info)
             if not before:
                 before.append(committed)
-            _commit(client, coordinator, group, offsets)
-            return ResetPlan(group, tuple(PlannedOffset(t, p, before[0].get((t, p)), o)
-                                          for (t, p), o in sorted(offsets.items())), executed=True)
+            plan = ResetPlan(group, tuple(PlannedOffset(t, p, before[0].get((t, p)), o,
+                                                        leader_epoch=metadata.leader_epoch(t, p))
+                                          for (t, p), o in sorted(offsets.items())))
+            _commit(client, coordinator, group, plan.offsets(), plan.leader_epochs())
+            return replace(plan, executed=True)
 
         return apis.with_coordinator(client, group, run)
 
@@ -248,6 +273,7 @@ def plan_group_reset(client: KafkaClient, group: str, scope: Optional[Scope], ta
             latest={tp: o for tp, o in found[1].items() if o is not None},
             for_timestamp=found[2] if timestamp is not None else {},
             timestamp_ms=timestamp,
+            leader_epochs={(t, p): e for t, p in partitions if (e := metadata.leader_epoch(t, p)) is not None},
         ))
 
     return apis.with_coordinator(client, group, run)
@@ -261,7 +287,7 @@ def apply_plan(client: KafkaClient, plan: ResetPlan) -> ResetPlan:
     def run(coordinator: Node) -> ResetPlan:
         info = consumer_apis.describe_group_states(client, coordinator, [plan.group])[0]
         check_inactive(plan.group, info)
-        _commit(client, coordinator, plan.group, plan.offsets())
+        _commit(client, coordinator, plan.group, plan.offsets(), plan.leader_epochs())
         return replace(plan, executed=True)
 
     return apis.with_coordinator(client, plan.group, run)

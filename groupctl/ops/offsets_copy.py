@@ -12,7 +12,9 @@ Invariants:
   cluster they are positions in the same logs; on another cluster they are positions in that
   cluster's own logs, right only where the logs match offset for offset (a mirror that keeps
   offsets). A partition the target cluster lacks is reported (`skipped`) and not sent; a copy
-  with nothing left to send is `NotFound`.
+  with nothing left to send is `NotFound`. Each is committed with the target partition's
+  current leader epoch (from the target cluster's Metadata), not the source's committed one: an
+  epoch is only meaningful for the log it was read from.
 - The plan is computed once and committed as planned (`offsets.apply_plan`, which checks the
   target group is still inactive on every attempt).
 - The source's and the target's connections are separate clients: the target cluster gets only
@@ -79,7 +81,8 @@ def _plan_copy(client: KafkaClient, from_group: str, to_group: str, offsets: Map
     def run(coordinator: Node) -> CopyPlan:
         info, current = group_and_offsets(client, coordinator, to_group)
         check_inactive(to_group, info)
-        existing = client.metadata(sorted({t for t, _ in offsets})).partitions
+        metadata = client.metadata(sorted({t for t, _ in offsets}))
+        existing = metadata.partitions
         planned, skipped = [], []
         for (topic, partition), offset in sorted(offsets.items()):
             if topic not in existing:
@@ -88,7 +91,8 @@ def _plan_copy(client: KafkaClient, from_group: str, to_group: str, offsets: Map
                 skipped.append(SkippedPartition(topic, partition,
                                                 f"the target topic has {len(existing[topic])} partition(s)"))
             else:
-                planned.append(PlannedOffset(topic, partition, current.get((topic, partition)), offset))
+                planned.append(PlannedOffset(topic, partition, current.get((topic, partition)), offset,
+                                             leader_epoch=metadata.leader_epoch(topic, partition)))
         return CopyPlan(from_group, ResetPlan(to_group, tuple(planned)), to_bootstrap, tuple(skipped))
 
     copied = apis.with_coordinator(client, to_group, run)

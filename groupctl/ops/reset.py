@@ -16,6 +16,11 @@ Invariants:
   time with no record at or after it resets to latest; a time before the epoch is sent as 0
   (ListOffsets reads negative times as special values); to-current resets a partition without a
   committed offset to latest, as Kafka does.
+- Each planned offset carries its partition's current leader epoch from Metadata
+  (`PlanInputs.leader_epochs`; None when the cluster reports none), and is committed with it.
+  A consumer that resumes there validates its position against that epoch (KIP-320), and the
+  epoch's end offset is at least the log end at planning time, so no offset in the plan can look
+  truncated. (kafka-consumer-groups.sh commits no epoch: `new OffsetAndMetadata(offset)`.)
 
 Deliberate differences from kafka-consumer-groups.sh: `--all-topics` skips committed partitions
 of topics that no longer exist (instead of failing); datetimes accept 1-9 fraction digits and
@@ -290,11 +295,13 @@ class PlannedOffset:
     clamped_from: Optional[int] = None
     """The offset the operator asked for (to-offset, shift-by, a plan file) when it lay outside
     the partition's [log start, log end] and `new_offset` is that bound instead; None otherwise."""
+    leader_epoch: Optional[int] = None
+    """The partition's leader epoch when planned, committed with `new_offset` (None: none known)."""
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "partition": self.partition,
                 "current_offset": self.current_offset, "new_offset": self.new_offset,
-                "clamped_from": self.clamped_from}
+                "clamped_from": self.clamped_from, "leader_epoch": self.leader_epoch}
 
 
 @dataclass(frozen=True)
@@ -308,6 +315,10 @@ class ResetPlan:
 
     def offsets(self) -> dict[TopicPartition, int]:
         return {(p.topic, p.partition): p.new_offset for p in self.partitions}
+
+    def leader_epochs(self) -> dict[TopicPartition, int]:
+        """The leader epoch to commit with each new offset, where one is known."""
+        return {(p.topic, p.partition): p.leader_epoch for p in self.partitions if p.leader_epoch is not None}
 
     def to_json(self) -> dict:
         return {"group": self.group, "executed": self.executed, "timestamp_ms": self.timestamp_ms,
@@ -328,6 +339,8 @@ class PlanInputs:
     """For time targets: the first offset at/after the time (None: no such record)."""
     timestamp_ms: Optional[int] = None
     """For time targets: the time `for_timestamp` was looked up for (`lookup_timestamp`)."""
+    leader_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Each partition's current leader epoch, where the cluster reports one."""
 
 
 def topics_to_fetch(scope: Optional[Scope], target: Target, committed: Mapping[TopicPartition, int]) -> list[str]:
@@ -431,5 +444,5 @@ def plan_reset(group: str, scope: Optional[Scope], target: Target, inputs: PlanI
         if requested is not None:
             new = _clamp(requested, low, high)
             clamped_from = requested if new != requested else None
-        planned.append(PlannedOffset(tp[0], tp[1], current, new, clamped_from))
+        planned.append(PlannedOffset(tp[0], tp[1], current, new, clamped_from, inputs.leader_epochs.get(tp)))
     return ResetPlan(group, tuple(planned), timestamp_ms=inputs.timestamp_ms)

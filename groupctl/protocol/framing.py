@@ -27,16 +27,17 @@ Invariants:
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 from kafka.protocol.schemas.fields.codecs import EncodeBufferPool
 
-from groupctl.protocol import fastpath, validation
+from groupctl.protocol import fastpath, schemas, validation
 from groupctl.protocol.registry import ApiSpec
 
 LENGTH = struct.Struct(">i")
 MAX_KEPT_ENCODE_BUFFER = 1 << 20
 HEADER_PREFIX = struct.Struct(">hhi")  # api_key, api_version, correlation_id
+CLIENT_ID_LENGTH = struct.Struct(">h")  # then the client id's bytes (-1: null)
 
 API_VERSIONS_KEY = 18
 
@@ -45,16 +46,32 @@ class FrameError(Exception):
     """The bytes are not a request this server will decode; close the connection."""
 
 
-class UnsupportedVersion(FrameError):
-    """A registered API at a version the registry does not serve."""
+class NotEnabled(FrameError):
+    """A request for an API key, or a version of it, this node does not serve. Kafka closes the
+    connection without an answer and logs it at ERROR (`SocketServer.parseRequestHeader`:
+    "Received request api key K with version V which is not enabled"); so does the node, naming
+    the API when kafka-python knows it and the client id the header carries."""
 
-    def __init__(self, spec: ApiSpec, version: int, correlation_id: int) -> None:
-        super().__init__(
-            f"{spec.name} v{version} not supported (serving v{spec.min_version}-v{spec.max_version})"
-        )
-        self.spec = spec
+    def __init__(self, api_key: int, version: int, correlation_id: int, client_id: Optional[str]) -> None:
+        try:
+            name = f" ({schemas.request_class(api_key).name.removesuffix('Request')})"
+        except KeyError:  # a key kafka-python has no schema for
+            name = ""
+        message = f"Received request api key {api_key}{name} with version {version} which is not enabled"
+        super().__init__(message)
+        self.api_key = api_key
         self.version = version
         self.correlation_id = correlation_id
+        self.client_id = client_id
+
+
+class UnsupportedVersion(NotEnabled):
+    """A registered API at a version the registry does not serve."""
+
+    def __init__(self, spec: ApiSpec, version: int, correlation_id: int, client_id: Optional[str]) -> None:
+        super().__init__(spec.key, version, correlation_id, client_id)
+        self.args = (f"{self.args[0]} (serving v{spec.min_version}-v{spec.max_version})",)
+        self.spec = spec
 
 
 def check_length(length: int, max_frame_bytes: int) -> None:
@@ -79,13 +96,28 @@ def peek_header(frame: bytes) -> tuple[int, int, int]:
     return HEADER_PREFIX.unpack_from(frame)
 
 
+def header_client_id(frame: bytes) -> Optional[str]:
+    """The client id of a request header (every header version starts with it after the fixed
+    prefix; a null one is "", as Kafka reads it), or None when the frame holds no readable one."""
+    start = HEADER_PREFIX.size
+    if len(frame) < start + CLIENT_ID_LENGTH.size:
+        return None
+    (length,) = CLIENT_ID_LENGTH.unpack_from(frame, start)
+    if length == -1:
+        return ""
+    end = start + CLIENT_ID_LENGTH.size + length
+    if length < 0 or end > len(frame):
+        return None
+    return frame[start + CLIENT_ID_LENGTH.size:end].decode("utf-8", errors="replace")
+
+
 def decode_request(frame: bytes, registry: dict[int, ApiSpec]) -> DecodedRequest:
     api_key, version, correlation_id = peek_header(frame)
     spec = registry.get(api_key)
     if spec is None:
-        raise FrameError(f"unknown or unsupported API key {api_key}")
+        raise NotEnabled(api_key, version, correlation_id, header_client_id(frame))
     if not spec.supports(version):
-        raise UnsupportedVersion(spec, version, correlation_id)
+        raise UnsupportedVersion(spec, version, correlation_id, header_client_id(frame))
     fast_decode = fastpath.request_decoder(api_key, version)
     try:
         if fast_decode is not None:

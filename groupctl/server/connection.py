@@ -9,8 +9,11 @@ one per response (per-response sends were the largest cost in bench/coordinator_
 
 Invariants:
 - A frame error (bad length, truncated/undecodable body, unknown API key, unsupported version)
-  is logged and closes this connection only. ApiVersions at an unsupported version is the one
-  exception: it gets a v0 body with UNSUPPORTED_VERSION so the client retries lower.
+  is logged and closes this connection only, without an answer, as Kafka closes it. An API key or
+  version the node does not serve is logged at ERROR with the key, the version, the client id and
+  the peer (Kafka's "Closing socket for ... because of error"); ApiVersions at an unsupported
+  version is the one exception: it gets a v0 body with UNSUPPORTED_VERSION so the client retries
+  lower.
 - A request whose store write failed (`CoordinatorUnavailable`) closes this connection, and so
   does an unexpected handler exception (logged with its traceback); clients reconnect and retry.
 - Queued responses are written before the connection closes, whatever closes it.
@@ -130,6 +133,8 @@ class Connection:
                     transport = self._transport
                     if transport.get_write_buffer_size() > self._high_water or transport.is_closing():
                         await self.writer.drain()
+        except framing.NotEnabled as exc:
+            log.error("Closing socket for %s (client id %r) because of error: %s", self.peer, exc.client_id, exc)
         except framing.FrameError as exc:
             log.warning("closing connection from %s: %s", self.peer, exc)
         except CoordinatorUnavailable as exc:

@@ -352,7 +352,8 @@ def test_offsets_show_marks_a_committed_offset_past_the_log_end_and_never_shows_
     rows = [line.split() for line in table.stdout.splitlines()[1:]]
     assert rows == [["orders", "payments", "0", "900", "750", "0", "(ahead)"], ["orders", "payments", "1", "5", "12", "7"]]
     assert document["offsets"][0] == {"topic": "payments", "partition": 0, "committed_offset": 900,
-                                      "log_end_offset": 750, "lag": 0, "ahead_of_log_end": True}
+                                      "log_end_offset": 750, "lag": 0, "ahead_of_log_end": True,
+                                      "committed_leader_epoch": None}
 
 
 def test_describe_members_does_not_ask_for_offsets(described):
@@ -446,8 +447,10 @@ def test_reset_json_is_the_plan_document(planned):
                   "--to-earliest", "--execute"])
     assert json.loads(result.stdout) == {"group": "orders", "executed": True, "timestamp_ms": None, "timestamp": None,
                                          "partitions": [
-        {"topic": "payments", "partition": 0, "current_offset": 5, "new_offset": 2, "clamped_from": None},
-        {"topic": "payments", "partition": 1, "current_offset": None, "new_offset": 0, "clamped_from": None}]}
+        {"topic": "payments", "partition": 0, "current_offset": 5, "new_offset": 2, "clamped_from": None,
+         "leader_epoch": None},
+        {"topic": "payments", "partition": 1, "current_offset": None, "new_offset": 0, "clamped_from": None,
+         "leader_epoch": None}]}
 
 
 @pytest.fixture

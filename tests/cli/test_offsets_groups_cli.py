@@ -21,6 +21,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from typer.testing import CliRunner
 
 from groupctl.cli.app import app
+from groupctl.client.kafka import KafkaClient
 from groupctl.client.kafka_apis import OFFSET_COMMIT
 from tests.support.cli import assert_one_line_error
 from tests.support.coordinator import InProcessCoordinator, node_config
@@ -89,6 +90,11 @@ class Cluster:
         finally:
             admin.close()
         return {(tp.topic, tp.partition): m.offset for tp, m in fetched.items() if m.offset >= 0}
+
+    def leader_epoch(self, topic: str, partition: int):
+        """The partition's leader epoch as the node's Metadata reports it (None: none)."""
+        with KafkaClient(self.bootstrap) as client:
+            return client.metadata([topic]).leader_epoch(topic, partition)
 
     def group(self, offsets: dict) -> str:
         """A new inactive group with `offsets` committed."""
@@ -267,9 +273,9 @@ def test_export_of_several_groups_writes_kafka_consumer_groups_4_column_csv(clus
     assert cluster.ok("offsets", "reset", "--group", a, "--group", b, "--all-topics", "--to-current",
                       "--export").stdout == f"{a},orders,0,1\n{a},orders,1,2\n{b},audit,0,4\n"
     assert cluster.json("offsets", "export", "--group", a, "--group", b) == [
-        {"group": a, "offsets": [{"topic": "orders", "partition": 0, "offset": 1},
-                                 {"topic": "orders", "partition": 1, "offset": 2}]},
-        {"group": b, "offsets": [{"topic": "audit", "partition": 0, "offset": 4}]}]
+        {"group": a, "offsets": [{"topic": "orders", "partition": 0, "offset": 1, "leader_epoch": None},
+                                 {"topic": "orders", "partition": 1, "offset": 2, "leader_epoch": None}]},
+        {"group": b, "offsets": [{"topic": "audit", "partition": 0, "offset": 4, "leader_epoch": None}]}]
 
 
 def test_a_4_column_export_imports_back_from_stdin_dry_run_first(cluster):
@@ -407,7 +413,8 @@ def test_copy_is_a_dry_run_by_default_showing_the_target_groups_plan(cluster):
     assert cluster.committed(target) == orders(1)
     plan = cluster.json("offsets", "copy", "--from-group", source, "--to-group", target, "--topic", "orders:1", "--dry-run")
     assert plan == {"from_group": source, "group": target, "to_bootstrap": None, "executed": False, "partitions": [
-        {"topic": "orders", "partition": 1, "current_offset": None, "new_offset": 5, "clamped_from": None}],
+        {"topic": "orders", "partition": 1, "current_offset": None, "new_offset": 5, "clamped_from": None,
+         "leader_epoch": cluster.leader_epoch("orders", 1)}],
         "skipped": []}
 
 

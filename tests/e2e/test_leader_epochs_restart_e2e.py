@@ -2,7 +2,9 @@
 a restart with the same data dir raises the epoch Metadata reports (embedded store and ZooKeeper),
 OffsetForLeaderEpoch still answers the old epoch's end offset, new batches carry the new epoch,
 kafka-python and librdkafka consumers read on across the restart without a truncation or an
-error, and in a two-node ZooKeeper cluster the other node reports the raised epoch."""
+error, and in a two-node ZooKeeper cluster the other node reports the raised epoch.
+DescribeTopicPartitions reports the same epoch, and a log start that DeleteRecords moves keeps
+the epoch of the batch it lands in."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
-from kafka.protocol.consumer import OffsetForLeaderEpochRequest
+from kafka.structs import TopicPartition as KafkaTopicPartition
+from kafka.protocol.consumer import ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafka.protocol.metadata import MetadataRequest
 
 from tests.support.coordinator import InProcessCoordinator, node_config
@@ -188,3 +191,33 @@ def test_librdkafka_resumes_from_an_offset_committed_with_its_epoch_after_a_rest
     finally:
         consumer.close()
         node.stop()
+
+
+def test_after_a_restart_describe_topic_partitions_and_a_log_start_moved_by_delete_records_carry_the_raised_epoch(
+        tmp_path):
+    config = node_config(data_dir=tmp_path / "data")
+    node = InProcessCoordinator(config).start()
+    try:
+        produce(node.bootstrap, range(3))
+    finally:
+        node.stop()
+    node = InProcessCoordinator(replace(config, port=0)).start()
+    admin = KafkaAdminClient(bootstrap_servers=node.bootstrap, request_timeout_ms=10_000)
+    try:
+        produce(node.bootstrap, range(2))
+        [topic] = admin.describe_topic_partitions([TOPIC])["topics"]
+        assert [p["leader_epoch"] for p in topic["partitions"]] == [1] == list(metadata_epochs(node).values())
+        admin.delete_records({KafkaTopicPartition(TOPIC, 0): 4})
+        request_class = ListOffsetsRequest[10]
+        wanted = request_class.ListOffsetsTopic(name=TOPIC, partitions=[
+            request_class.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1,
+                                                                timestamp=-2)])
+        answer = exchange(node, request_class(replica_id=-1, isolation_level=0, topics=[wanted], timeout_ms=5000),
+                          10).topics[0].partitions[0]
+        assert (answer.error_code, answer.offset, answer.leader_epoch) == (0, 4, 1)
+        assert end_offset_of(node, 1) == (0, 1, 5)
+    finally:
+        admin.close()
+        node.stop()
+    checkpoint = config.data_dir / "log" / f"{TOPIC}-0" / "leader-epoch-checkpoint"
+    assert checkpoint.read_text() == "0\n1\n1 4\n"

@@ -133,9 +133,9 @@ def test_a_reset_whose_commit_answer_is_lost_commits_its_first_plan_again_never_
     real_commit = offsets._commit
     attempts = []
 
-    def commit_then_lose_the_answer(client, node, group, wanted):
+    def commit_then_lose_the_answer(client, node, group, wanted, leader_epochs):
         attempts.append(dict(wanted))
-        real_commit(client, node, group, wanted)
+        real_commit(client, node, group, wanted, leader_epochs)
         if len(attempts) == 1:
             raise ConnectionFailed("lost connection to the coordinator: connection reset", node)
 

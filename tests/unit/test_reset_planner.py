@@ -233,7 +233,7 @@ def test_offsets_the_operator_supplied_record_the_offset_they_were_clamped_from(
     shifted = plan_reset("g", make_scope(["orders:0,1"], False), ShiftBy(-28), inputs())
     assert [(p.new_offset, p.clamped_from) for p in shifted.partitions] == [(5, 2), (0, -8)]
     assert shifted.partitions[1].to_json() == {"topic": "orders", "partition": 1, "current_offset": 20,
-                                               "new_offset": 0, "clamped_from": -8}
+                                               "new_offset": 0, "clamped_from": -8, "leader_epoch": None}
 
 
 @pytest.mark.parametrize("target", [ToEarliest(), ToLatest(), ToCurrent(), ToDatetime(1_700_000_000_000)])
@@ -298,8 +298,10 @@ def test_plans_record_the_committed_offset_they_replace_and_are_not_executed():
     plan = plan_reset("g", make_scope(["orders:0,2"], False), ToLatest(), inputs())
     assert plan.to_json() == {"group": "g", "executed": False, "timestamp_ms": None, "timestamp": None,
                               "partitions": [
-        {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50, "clamped_from": None},
-        {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10, "clamped_from": None},
+        {"topic": "orders", "partition": 0, "current_offset": 30, "new_offset": 50, "clamped_from": None,
+         "leader_epoch": None},
+        {"topic": "orders", "partition": 2, "current_offset": None, "new_offset": 10, "clamped_from": None,
+         "leader_epoch": None},
     ]}
 
 

@@ -3,6 +3,8 @@
 
 from groupctl.server.handlers import (  # noqa: F401
     alter_configs,
+    alter_partition_reassignments,
+    alter_replica_log_dirs,
     alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
@@ -17,7 +19,10 @@ from groupctl.server.handlers import (  # noqa: F401
     describe_acls,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
+    describe_topic_partitions,
     describe_user_scram_credentials,
+    elect_leaders,
     fetch,
     find_coordinator,
     groupctl_describe_group,
@@ -30,6 +35,7 @@ from groupctl.server.handlers import (  # noqa: F401
     list_config_resources,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_delete,

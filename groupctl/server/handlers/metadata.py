@@ -45,14 +45,21 @@ def _requested(ctx, request):
     return [(t.name, getattr(t, "topic_id", None)) for t in request.topics]
 
 
+def leader_of(ctx, replicas, live) -> int:
+    """The partition's leader as clients are told it: its first replica while that node is live,
+    and for this node's own partitions only once it serves them as leader (-1 otherwise)."""
+    if not replicas or replicas[0] not in live:
+        return -1
+    return replicas[0] if replicas[0] != ctx.node.config.node_id or ctx.node.logs.leading else -1
+
+
 def _topic_entry(ctx, record, live):
     cls = ctx.response_class.MetadataResponseTopic
     partition = cls.MetadataResponsePartition
-    own, leading = ctx.node.config.node_id, ctx.node.logs.leading
 
     def entry(p, nodes):
         up = [n for n in nodes if n in live]
-        leader = nodes[0] if nodes and nodes[0] in live and (nodes[0] != own or leading) else -1
+        leader = leader_of(ctx, nodes, live)
         return partition(error_code=0 if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE, partition_index=p,
                          leader_id=leader, leader_epoch=record.leader_epoch(p), replica_nodes=list(nodes), isr_nodes=up,
                          offline_replicas=[n for n in nodes if n not in live])
