@@ -24,12 +24,12 @@ import binascii
 from dataclasses import dataclass
 from typing import Collection, Mapping, Optional
 
-from groupctl.layout.codec import LayoutError, encode, is_number, read
+from groupctl.layout.codec import LayoutError, is_number
+from groupctl.layout.configs import decode_config, encode_config
 from groupctl.layout.paths import user_path
 
-VERSION = 1
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
-"""The config keys that hold SCRAM credentials, in the order they are written."""
+"""The config keys that hold SCRAM credentials."""
 _FIELDS = ("salt", "stored_key", "server_key", "iterations")
 
 
@@ -85,19 +85,19 @@ def encode_credentials(creds: Mapping[str, ScramCredential], *,
         raise ValueError(f"credentials must be filed under their own mechanism, one of {MECHANISMS}")
     config = {key: value for key, value in sorted(other_config.items()) if key not in MECHANISMS}
     config.update((mechanism, creds[mechanism].to_text()) for mechanism in MECHANISMS if mechanism in creds)
-    return encode({"version": VERSION, "config": config})
+    return encode_config(config)
 
 
 def decode_credentials(name: str, data: Optional[bytes]) -> dict[str, ScramCredential]:
     """The user's SCRAM credentials, mechanism -> credential (empty when there are none)."""
     path = user_path(name)
-    config = _config(path, data)
+    config = decode_config(path, data)
     return {m: ScramCredential.from_text(path, m, config[m]) for m in MECHANISMS if m in config}
 
 
 def other_config(name: str, data: Optional[bytes]) -> dict[str, str]:
     """The entries of the user's document that are not SCRAM credentials (quotas, say)."""
-    return {k: v for k, v in _config(user_path(name), data).items() if k not in MECHANISMS}
+    return {k: v for k, v in decode_config(user_path(name), data).items() if k not in MECHANISMS}
 
 
 class MissingCredential(LookupError):
@@ -127,12 +127,3 @@ def altered(name: str, data: Optional[bytes], *, delete: Collection[str] = (),
 
 def _b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
-
-
-def _config(path: str, data: Optional[bytes]) -> dict[str, str]:
-    if not data:
-        return {}
-    config = read(path, data, VERSION).get("config", {})
-    if not isinstance(config, dict) or not all(isinstance(v, str) for v in config.values()):
-        raise LayoutError(path, '"config" must be an object of strings')
-    return config
