@@ -3,8 +3,8 @@ this node's copy of them, kept current by watching the store, and the one way to
 
 `DynamicConfigs(store, on_change)` reads every document at `start` (before the node listens),
 then watches the children of `/config/topics`, `/config/brokers` and `/config/groups` and the data
-of each child, and on every change re-reads that child, updates `stored` and calls
-`on_change(resource_type, name)`.
+of each child with a `server.document_watch`, and on every change re-reads that child, updates
+`stored` and calls `on_change(resource_type, name)`.
 
 Invariants:
 - Per document, reads are serialized and each change is followed by a read issued after it, so
@@ -25,25 +25,22 @@ watches the config documents themselves (as for ACLs, `server.acl_watch`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Callable, Mapping, Optional
 
 from groupctl.configs.catalog import ResourceType
 from groupctl.configs.resolve import StoredConfigs
-from groupctl.coordinator.backoff import Backoff
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.configs import decode_config, encode_config
 from groupctl.layout.paths import CONFIG_BROKERS, CONFIG_GROUPS, CONFIG_TOPICS, config_path, decode_name
+from groupctl.server.document_watch import DocumentWatch
 from groupctl.store.base import BadVersion, MetadataStore, NodeExists, NoNode, StoreError
 
 log = logging.getLogger("groupctl.configs")
 
 PARENTS = {ResourceType.TOPIC: CONFIG_TOPICS, ResourceType.BROKER: CONFIG_BROKERS, ResourceType.GROUP: CONFIG_GROUPS}
+KINDS = {parent: kind for kind, parent in PARENTS.items()}
 MAX_ATTEMPTS = 16
-REFRESH_TIMEOUT_S = 5.0
-"""How long `alter` waits for its read back (a store that does not answer: the write stands, the
-watch reports it when the store answers)."""
 
 OnConfigChange = Callable[[ResourceType, str], None]
 Change = Callable[[dict[str, str]], dict[str, str]]
@@ -56,11 +53,7 @@ class DynamicConfigs:
         self._tables: dict[ResourceType, dict[str, dict[str, str]]] = {kind: {} for kind in PARENTS}
         self.stored = StoredConfigs(*(self._tables[k] for k in (ResourceType.TOPIC, ResourceType.BROKER,
                                                                   ResourceType.GROUP)))
-        self._open = False
-        self._unsubscribe: list[Callable[[], None]] = []
-        self._data_watches: dict[str, Callable[[], None]] = {}
-        self._dirty: set[str] = set()
-        self._reading: dict[str, asyncio.Task] = {}
+        self._watch = DocumentWatch(store, KINDS, self._on_read, self._on_failed)
 
     async def start(self) -> None:
         """Read every stored config, then watch for changes."""
@@ -73,24 +66,13 @@ class DynamicConfigs:
                 path = f"{parent}/{child}"
                 node = await self._store.get(path)
                 self._put(kind, decode_name(child), path, node.data if node is not None else None)
-        self._open = True
         for kind in PARENTS:
             for name in list(self._tables[kind]):
                 self.report(kind, name)
-        for kind, parent in PARENTS.items():
-            self._unsubscribe.append(self._store.watch_children(
-                parent, lambda children, parent=parent: self._on_children(parent, children)))
+        await self._watch.start()
 
     async def close(self) -> None:
-        self._open = False
-        for unsubscribe in [*self._unsubscribe, *self._data_watches.values()]:
-            unsubscribe()
-        self._unsubscribe.clear()
-        self._data_watches.clear()
-        tasks = list(self._reading.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._watch.close()
 
     def names(self, kind: ResourceType) -> list[str]:
         """The resources of a type that have a stored config, sorted."""
@@ -98,7 +80,8 @@ class DynamicConfigs:
 
     async def alter(self, kind: ResourceType, name: str, change: Change) -> dict[str, str]:
         """Replace the resource's config with `change(current)` in one compare-and-set write (no
-        write when it is unchanged); the config now stored. `change` may raise to refuse."""
+        write when it is unchanged); the config now stored (read back, within
+        `document_watch.REFRESH_TIMEOUT_S`). `change` may raise to refuse."""
         path = config_path(PARENTS[kind], name)
         for _ in range(MAX_ATTEMPTS):
             node = await self._store.get(path)
@@ -116,7 +99,7 @@ class DynamicConfigs:
             except (BadVersion, NodeExists, NoNode):
                 continue  # another writer came first: apply the change to what it stored
             log.info("configs of %s %s: %s", kind.name.lower(), name, wanted or "none (defaults)")
-            await self._refresh(path)
+            await self._watch.refresh(path)
             return wanted
         raise BadVersion(f"{path}: changed by other writers {MAX_ATTEMPTS} times in a row")
 
@@ -127,48 +110,16 @@ class DynamicConfigs:
             await self._store.delete_if_version(path, -1)
         except NoNode:
             return
-        await self._refresh(path)
+        await self._watch.refresh(path)
 
-    async def _refresh(self, path: str) -> None:
-        task = self._schedule(path)
-        if task is not None:
-            await asyncio.wait([task], timeout=REFRESH_TIMEOUT_S)
-
-    def _on_children(self, parent: str, children: list[str]) -> None:
-        if not self._open:
-            return
-        present = {f"{parent}/{child}" for child in children}
-        for path in [p for p in self._data_watches if p.startswith(parent + "/") and p not in present]:
-            self._data_watches.pop(path)()
-            self._schedule(path)  # reads it gone
-        for path in present - self._data_watches.keys():
-            self._data_watches[path] = self._store.watch(path, lambda node, path=path: self._schedule(path))
-            self._schedule(path)
-
-    def _schedule(self, path: str) -> Optional[asyncio.Task]:
-        if not self._open:
-            return None
-        self._dirty.add(path)
-        task = self._reading.get(path)
-        if task is None or task.done():
-            task = self._reading[path] = asyncio.get_running_loop().create_task(self._read_while_dirty(path))
-        return task
-
-    async def _read_while_dirty(self, path: str) -> None:
-        backoff = Backoff.store_retries()
+    def _on_read(self, path: str, data: Optional[bytes]) -> None:
         parent, _, child = path.rpartition("/")
-        kind = next(k for k, p in PARENTS.items() if p == parent)
-        while self._open and path in self._dirty:
-            self._dirty.discard(path)
-            try:
-                node = await self._store.get(path)
-            except StoreError as exc:
-                log.warning("reading %s failed (%s); trying again", path, exc)
-                self._dirty.add(path)
-                await asyncio.sleep(backoff.failed() / 1000)
-                continue
-            if self._open and self._put(kind, decode_name(child), path, node.data if node is not None else None):
-                self.report(kind, decode_name(child))
+        kind, name = KINDS[parent], decode_name(child)
+        if self._put(kind, name, path, data):
+            self.report(kind, name)
+
+    def _on_failed(self, path: str, exc: StoreError) -> None:
+        log.warning("reading %s failed (%s); trying again", path, exc)
 
     def report(self, kind: ResourceType, name: str) -> None:
         """Call `on_change(kind, name)`: after a change, and for a resource that has just appeared

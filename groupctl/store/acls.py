@@ -49,13 +49,19 @@ async def read_acls_at(store: MetadataStore, path: str) -> StoredAcls:
     node = await store.get(path)
     if node is None:
         return StoredAcls(frozenset(), None)
+    return StoredAcls(acls_in(path, node.data), node.version)
+
+
+def acls_in(path: str, data: bytes) -> Entries:
+    """The entries of the document stored at `path` (read by a watch); CorruptDocument when it
+    does not decode."""
     try:
-        entries, skipped = decode_entries(path, node.data)
+        entries, skipped = decode_entries(path, data)
     except LayoutError as exc:
         raise CorruptDocument(str(exc)) from None
     for problem in skipped:
         log.warning("%s", problem)
-    return StoredAcls(entries, node.version)
+    return entries
 
 
 async def update_acls(store: MetadataStore, pattern: ResourcePattern,
