@@ -46,8 +46,10 @@ def set_(
     values: List[str] = typer.Argument(..., metavar="KEY=VALUE...", help="The values to give the group.",
                                        show_default=False),
 ) -> None:
-    """Give the group its own values (the others stay); the broker checks them against its
-    group.consumer.* bounds and refuses them all if one is wrong."""
+    """Give the group its own values (the others stay).
+
+    The broker checks them against its group.consumer.* bounds and refuses them all if one is
+    wrong."""
     from groupctl.ops.group_configs import parse_assignments, set_group_configs
 
     current = env(ctx)

@@ -44,8 +44,9 @@ def install() -> None:
 def _adapting(typer_format_help: Callable[..., None]) -> Callable[..., None]:
     def format_help(self: "click.Command", ctx: "click.Context", formatter: "click.HelpFormatter") -> None:
         _adapt_rich_help()
-        if self.help:
-            self.help = reflowed(self.help)
+        for command in (self, *getattr(self, "commands", {}).values()):  # a group lists its commands' help too
+            if command.help:
+                command.help = reflowed(command.help)
         typer_format_help(self, ctx, formatter)
 
     return format_help

@@ -128,3 +128,9 @@ def test_docstring_paragraphs_are_reflowed_so_the_terminal_wraps_them_but_lists_
     assert reflowed(text).split("\n\n") == [
         "First line.", "A paragraph broken mid-sentence by the source, --execute included.",
         "- an item\n  continued\n- another", "\b\nkept\nas is"]
+
+
+def test_a_command_group_lists_each_commands_summary_as_one_reflowed_paragraph():
+    text = help_at(WIDTH, ["acl"])
+    # the docstring breaks its first paragraph after "every ACL of the"; the terminal wraps it elsewhere
+    assert "or every ACL of the resources when no principal is given." in text, text
