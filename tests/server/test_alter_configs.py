@@ -12,10 +12,12 @@ from confluent_kafka import admin as confluent
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import InvalidConfigurationError
 from kafka.protocol.admin import AlterConfigsRequest
+from kafka.protocol.metadata import MetadataRequest
 
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, Permission, ResourcePattern
 from groupctl.security.acls import ResourceType as Resource
+from groupctl.store.base import StoreUnavailable
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 from tests.support.wire import exchange
@@ -165,6 +167,62 @@ def test_deleting_a_topic_deletes_its_configs(started, clients):
     assert stored(node, "/config/topics/orders") is None
     admin.create_topics([NewTopic("orders", 1, 1)])
     assert modified(admin, TOPIC, "orders") == {}
+
+
+def left_behind(node, topic, config):
+    """The config document a deleted topic leaves when the node dies between deleting the topic
+    and its configs (or an AlterConfigs on another node races the deletion)."""
+    node.call(node.node.store.create(f"/config/topics/{topic}", json.dumps({"version": 1, "config": config}).encode(),
+                                     make_parents=True))
+    wait_until(lambda: node.node.configs.stored.topics.get(topic) == config, timeout=10,
+               message="the node to read the left-behind document")
+
+
+def test_a_recreated_topic_never_inherits_the_configs_a_deleted_one_left_behind(started, clients):
+    node = started()
+    admin = clients(node)
+    left_behind(node, "orders", {"retention.ms": "1000"})
+    admin.create_topics([NewTopic("orders", 1, 1)])
+    assert stored(node, "/config/topics/orders") is None
+    assert modified(admin, TOPIC, "orders") == {}
+    assert node.node.logs.config_for("orders").retention_ms == 604_800_000
+    left_behind(node, "payments", {"retention.ms": "1000"})
+    admin.create_topics([NewTopic("payments", 1, 1, topic_configs={"segment.bytes": "1048576"})])
+    assert stored(node, "/config/topics/payments") == {"version": 1, "config": {"segment.bytes": "1048576"}}
+    assert modified(admin, TOPIC, "payments") == {"segment.bytes": "1048576"}
+
+
+def test_an_auto_created_topic_never_inherits_the_configs_a_deleted_one_left_behind(started):
+    node = started()
+    left_behind(node, "orders", {"retention.ms": "1000"})
+    request = MetadataRequest[12](topics=[MetadataRequest.MetadataRequestTopic(name="orders")],
+                                  allow_auto_topic_creation=True)
+    assert exchange(node, request, 12).topics[0].error_code in (0, 5)  # created (LEADER_NOT_AVAILABLE: not yet)
+    assert node.node.topics.get("orders") is not None
+    assert stored(node, "/config/topics/orders") is None
+    assert node.node.configs.stored.topics.get("orders") is None
+    assert node.node.logs.config_for("orders").retention_ms == 604_800_000
+
+
+def test_a_store_failure_storing_a_new_topics_configs_fails_that_topic_alone(started, clients, monkeypatch):
+    node = started()
+    store = node.node.store
+    real_create = store.create
+
+    async def create(path, *args, **kwargs):
+        if path == "/config/topics/broken":
+            raise StoreUnavailable("the store is unreachable")
+        return await real_create(path, *args, **kwargs)
+
+    monkeypatch.setattr(store, "create", create)
+    admin = clients(node)
+    result = admin.create_topics([NewTopic("broken", 1, 1, topic_configs={"retention.ms": "60000"}),
+                                  NewTopic("fine", 1, 1, topic_configs={"retention.ms": "60000"})],
+                                 raise_errors=False)
+    errors = {t["name"]: (t["error_code"], t["error_message"]) for t in result["topics"]}
+    assert errors["broken"][0] == -1 and "the store is unreachable" in errors["broken"][1]  # UNKNOWN_SERVER_ERROR
+    assert errors["fine"][0] == 0
+    assert set(admin.list_topics()) >= {"fine"} and "broken" not in admin.list_topics()
 
 
 def test_configs_survive_a_restart_of_the_embedded_store(started, clients, tmp_path):
