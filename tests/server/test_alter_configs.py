@@ -5,18 +5,21 @@ as Kafka stores them, survive a restart in both store modes and show on every Zo
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka import admin as confluent
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import InvalidConfigurationError
-from kafka.protocol.admin import AlterConfigsRequest
+from kafka.protocol.admin import AlterConfigsRequest, IncrementalAlterConfigsRequest
 from kafka.protocol.metadata import MetadataRequest
 
+from groupctl.configs.catalog import ResourceType
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, Permission, ResourcePattern
 from groupctl.security.acls import ResourceType as Resource
+from groupctl.server.handlers.config_resources import ResourceError, validated
 from groupctl.store.base import StoreUnavailable
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
@@ -223,6 +226,58 @@ def test_a_store_failure_storing_a_new_topics_configs_fails_that_topic_alone(sta
     assert errors["broken"][0] == -1 and "the store is unreachable" in errors["broken"][1]  # UNKNOWN_SERVER_ERROR
     assert errors["fine"][0] == 0
     assert set(admin.list_topics()) >= {"fine"} and "broken" not in admin.list_topics()
+
+
+def legacy_alter(node, kind, name, config):
+    """AlterConfigs v2 of one resource: its (error_code, error_message)."""
+    entry = AlterConfigsRequest.AlterConfigsResource
+    request = AlterConfigsRequest(resources=[entry(resource_type=kind, resource_name=name, configs=[
+        entry.AlterableConfig(name=key, value=value) for key, value in config.items()])], validate_only=False)
+    answer = exchange(node, request, 2).responses[0]
+    return answer.error_code, answer.error_message
+
+
+def incremental_set(node, kind, name, key, value, operation=0):
+    """IncrementalAlterConfigs v1 of one key: its (error_code, error_message)."""
+    entry = IncrementalAlterConfigsRequest.AlterConfigsResource
+    request = IncrementalAlterConfigsRequest(resources=[entry(resource_type=kind, resource_name=name, configs=[
+        entry.AlterableConfig(name=key, config_operation=operation, value=value)])], validate_only=False)
+    answer = exchange(node, request, 1).responses[0]
+    return answer.error_code, answer.error_message
+
+
+def test_a_null_value_is_refused_as_kafka_refuses_it_and_nothing_is_stored(started, clients):
+    node = started()
+    clients(node).create_topics([NewTopic("orders", 1, 1)])
+    for operation in (0, 2, 3):  # SET, APPEND, SUBTRACT
+        assert incremental_set(node, 2, "orders", "cleanup.policy", None, operation) == (
+            42, "Null value not supported for : cleanup.policy")  # INVALID_REQUEST
+    assert incremental_set(node, 32, "billing", "consumer.session.timeout.ms", None) == (
+        42, "Null value not supported for : consumer.session.timeout.ms")
+    assert legacy_alter(node, 2, "orders", {"retention.ms": None, "segment.ms": "1000"}) == (
+        40, "Null value not supported for topic configs: retention.ms")  # INVALID_CONFIG
+    assert incremental_set(node, 2, "orders", "retention.ms", None, 1) == (0, None)  # DELETE needs no value
+    assert stored(node, "/config/topics/orders") is None
+    assert stored(node, "/config/groups/billing") is None
+    assert incremental_set(node, 2, "orders", "retention.ms", "60000") == (0, None)
+    assert stored(node, "/config/topics/orders") == {"version": 1, "config": {"retention.ms": "60000"}}
+
+
+def test_a_key_whose_new_value_is_null_is_judged_like_any_new_value():
+    ctx = SimpleNamespace(node=SimpleNamespace(config=node_config()))
+    with pytest.raises(ResourceError, match="Invalid value null for configuration retention.ms"):
+        validated(ctx, ResourceType.TOPIC, {"retention.ms": None}, {})
+
+
+def test_an_undecodable_config_document_fails_incremental_changes_and_alter_configs_overwrites_it(started, clients):
+    node = started()
+    clients(node).create_topics([NewTopic("orders", 1, 1)])
+    node.call(node.node.store.create("/config/topics/orders", b'{"version":1,"config":{"retention.ms":null}}'))
+    code, message = incremental_set(node, 2, "orders", "retention.bytes", "5000")
+    assert code == -1 and "do not decode" in message  # UNKNOWN_SERVER_ERROR for this resource, connection kept
+    assert legacy_alter(node, 2, "orders", {"retention.bytes": "5000"}) == (0, None)
+    assert stored(node, "/config/topics/orders") == {"version": 1, "config": {"retention.bytes": "5000"}}
+    assert incremental_set(node, 2, "orders", "retention.ms", "60000") == (0, None)
 
 
 def test_configs_survive_a_restart_of_the_embedded_store(started, clients, tmp_path):
