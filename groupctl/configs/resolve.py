@@ -192,6 +192,9 @@ def checked(node: Any, resource: ResourceType, config: Mapping[str, Optional[str
         if name in values and set(values[name].split(",")) != {"delete"}:
             raise InvalidConfig(f"Invalid value {values[name]} for configuration {name}: groupctl deletes old "
                                 "segments and does not compact, so only 'delete' is supported")
+    if resource is ResourceType.TOPIC and values.get("remote.storage.enable") == "true":
+        raise InvalidConfig("Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+                            "with remote log storage.")
     if resource is ResourceType.GROUP:
         _check_group(node, {**(context or {}), **values})
     return values

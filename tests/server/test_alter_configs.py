@@ -111,11 +111,23 @@ def test_kafka_python_legacy_alter_configs_keeps_the_modified_keys_it_describes_
     assert modified(admin, TOPIC, "orders") == {"retention.ms": "60000", "retention.bytes": "1000000"}
 
 
+def test_topics_take_every_kafka_topic_config_though_the_logs_act_on_their_own_keys_only(started, clients):
+    node = started()
+    admin = clients(node)
+    admin.create_topics([NewTopic("orders", 1, 1, topic_configs={"compression.type": "lz4",
+                                                                 "min.insync.replicas": "1"})])
+    assert modified(admin, TOPIC, "orders") == {"compression.type": "lz4", "min.insync.replicas": "1"}
+    admin.alter_configs([ConfigResource(TOPIC, "orders", configs={"compression.type": "gzip"})])  # read_only false
+    incremental(node, confluent.ResourceType.TOPIC, "orders", ("preallocate", "true", SET))
+    assert modified(admin, TOPIC, "orders") == {"compression.type": "gzip", "min.insync.replicas": "1",
+                                                "preallocate": "true"}
+    assert node.node.logs.config_for("orders") == node.node.logs.default_config
+
+
 def test_kafka_python_refuses_read_only_keys_before_sending_and_the_node_refuses_them_too(started, clients):
     admin = clients(started())
-    admin.create_topics([NewTopic("orders", 1, 1)])
-    with pytest.raises(ValueError, match="compression.type"):  # read from DescribeConfigs' read_only flags
-        admin.alter_configs([ConfigResource(TOPIC, "orders", configs={"compression.type": "gzip"})])
+    with pytest.raises(ValueError, match="broker.id"):  # read from DescribeConfigs' read_only flags
+        admin.alter_configs([ConfigResource(BROKER, "0", configs={"broker.id": "3"})])
     answer = admin.alter_configs([ConfigResource(BROKER, "0", configs={"num.partitions": "3"})],
                                  raise_on_unknown=False, incremental=False)
     assert "Cannot update these configs dynamically: num.partitions" in answer["broker"]["0"]

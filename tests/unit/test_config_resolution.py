@@ -50,6 +50,20 @@ def test_values_are_stored_in_canonical_text_and_bad_ones_name_the_key():
         checked(NODE, ResourceType.BROKER, {"broker.id": "4"})
 
 
+def test_every_topic_key_is_writable_and_checked_as_kafkas_log_config_checks_it():
+    assert checked(NODE, ResourceType.TOPIC, {"compression.type": "lz4", "min.insync.replicas": "2",
+                                              "unclean.leader.election.enable": "TRUE"}) == {
+        "compression.type": "lz4", "min.insync.replicas": "2", "unclean.leader.election.enable": "true"}
+    with pytest.raises(InvalidConfig, match="compression.type: String must be one of: uncompressed, zstd, lz4"):
+        checked(NODE, ResourceType.TOPIC, {"compression.type": "brotli"})
+    with pytest.raises(InvalidConfig, match="min.insync.replicas: Value must be at least 1"):
+        checked(NODE, ResourceType.TOPIC, {"min.insync.replicas": "0"})
+    with pytest.raises(InvalidConfig, match="min.cleanable.dirty.ratio: Value must be no more than 1"):
+        checked(NODE, ResourceType.TOPIC, {"min.cleanable.dirty.ratio": "1.5"})
+    with pytest.raises(InvalidConfig, match="Tiered Storage functionality is disabled in the broker"):
+        checked(NODE, ResourceType.TOPIC, {"remote.storage.enable": "true"})
+
+
 def test_a_groups_session_must_exceed_its_heartbeat_interval_within_the_brokers_bounds():
     node = NodeConfig(consumer_groups=ConsumerGroupConfig(min_session_timeout_ms=1000, min_heartbeat_interval_ms=1000))
     assert checked(node, ResourceType.GROUP, {"consumer.session.timeout.ms": "2000"},
