@@ -266,8 +266,8 @@ def test_a_null_value_is_refused_as_kafka_refuses_it_and_nothing_is_stored(start
             42, "Null value not supported for : cleanup.policy")  # INVALID_REQUEST
     assert incremental_set(node, 32, "billing", "consumer.session.timeout.ms", None) == (
         42, "Null value not supported for : consumer.session.timeout.ms")
-    assert legacy_alter(node, 2, "orders", {"retention.ms": None, "segment.ms": "1000"}) == (
-        40, "Null value not supported for topic configs: retention.ms")  # INVALID_CONFIG
+    assert legacy_alter(node, 2, "orders", {"retention.ms": None, "segment.ms": "1000", "segment.bytes": None}) == (
+        42, "Null value not supported for : retention.ms, segment.bytes")
     assert incremental_set(node, 2, "orders", "retention.ms", None, 1) == (0, None)  # DELETE needs no value
     assert stored(node, "/config/topics/orders") is None
     assert stored(node, "/config/groups/billing") is None

@@ -4,7 +4,7 @@ authorization, that a topic exists and that a broker is this node (or "", the cl
 defaults); and `alter`, the one way these handlers change a stored config.
 
 Each check raises ResourceError, which the handler answers for that resource alone. A config
-value is never null: the handlers refuse nulls before `alter`, and `validated` judges every key
+value is never null: the handlers refuse nulls before `alter` (`refuse_nulls`), and `validated` judges every key
 whose value is new, None included.
 """
 
@@ -84,6 +84,13 @@ def stored_name(ctx: Any, kind: ResourceType, name: str) -> str:
     if not name:
         raise ResourceError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     return name
+
+
+def refuse_nulls(names: list[str]) -> None:
+    """INVALID_REQUEST when a request sets any of `names` (keys whose value is null), as Kafka's
+    ConfigAdminManager.preprocess refuses them before authorization."""
+    if names:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(names)}")
 
 
 def validated(ctx: Any, kind: ResourceType, wanted: Config, before: Config) -> Config:
