@@ -2,11 +2,13 @@
 ConfigType), default, documentation, whether it may be altered and how a value is checked.
 
 Three resource types, as Kafka's ConfigResource numbers them:
-- TOPIC (2): the keys of Kafka's LogConfig. Those a partition log honours (`groupctl.log.config`)
-  may be altered; the others are described with Kafka's defaults and are read-only (a deliberate
-  difference: Kafka accepts them, groupctl would not act on them). Each has the broker keys that
-  serve as its default, Kafka's synonyms (`retention.ms` <- `log.retention.ms`,
-  `log.retention.minutes`, `log.retention.hours`).
+- TOPIC (2): the keys of Kafka's LogConfig, every one writable as in Kafka and checked with its
+  LogConfig validator (type, range, choices). A partition log acts on HONOURED_TOPIC_KEYS
+  (`groupctl.log.config`); the others are stored and described only (a deliberate difference:
+  groupctl has no compaction, flushing policy, replicas or tiered storage to apply them to, and
+  refuses `cleanup.policy=compact` and `remote.storage.enable=true`, which would promise those).
+  Each has the broker keys that serve as its default, Kafka's synonyms (`retention.ms` <-
+  `log.retention.ms`, `log.retention.minutes`, `log.retention.hours`).
 - BROKER (4): the node's own options under Kafka's names (`groupctl coordinator run` sets them;
   STATIC_BROKER_CONFIG when an option differs from its default; the defaults are groupctl's,
   `groupctl.defaults`, where they differ from Kafka's). Only the `log.*` defaults of
@@ -149,66 +151,75 @@ def _key(name: str, type_: ConfigType, default: object, doc: str, **kw: object) 
 
 I, L, S, B, D, LST = (ConfigType.INT, ConfigType.LONG, ConfigType.STRING, ConfigType.BOOLEAN, ConfigType.DOUBLE,
                       ConfigType.LIST)
-HONOURED_CLEANUP_POLICIES = ("delete",)
 CLEANUP_POLICIES = ("delete", "compact")
 TIMESTAMP_TYPES = (CREATE_TIME, LOG_APPEND_TIME)
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+def _topic(name: str, type_: ConfigType, default: object, doc: str, **kw: object) -> ConfigKey:
+    """A topic key: every one may be altered, as in Kafka (its LogConfig keys are all dynamic)."""
+    return _key(name, type_, default, doc, alterable=True, **kw)
 
 TOPIC_KEYS: dict[str, ConfigKey] = {k.name: k for k in (
-    _key("cleanup.policy", LST, "delete", "The retention policy of old log segments: only 'delete' (segments "
-         "older than retention.ms or beyond retention.bytes are deleted); groupctl does not compact.",
-         alterable=True, choices=CLEANUP_POLICIES, synonyms=("log.cleanup.policy",)),
-    _key("compression.type", S, "producer", "The final compression type of the topic; groupctl keeps what "
-         "the producer sent.", synonyms=("compression.type",)),
-    _key("delete.retention.ms", L, 86_400_000, "How long delete tombstones are kept for compacted topics.",
-         synonyms=("log.cleaner.delete.retention.ms",)),
-    _key("file.delete.delay.ms", L, 60_000, "The time to wait before deleting a file from the filesystem.",
-         synonyms=("log.segment.delete.delay.ms",)),
-    _key("flush.messages", L, LONG_MAX, "Messages written before the log is forced to disk.",
-         synonyms=("log.flush.interval.messages",)),
-    _key("flush.ms", L, LONG_MAX, "Time after which the log is forced to disk.",
-         synonyms=("log.flush.interval.ms",)),
-    _key("index.interval.bytes", I, 4096, "How often an offset index entry is added.",
-         synonyms=("log.index.interval.bytes",)),
-    _key("local.retention.bytes", L, -2, "Local log size kept with tiered storage (-2: retention.bytes).",
-         synonyms=("log.local.retention.bytes",)),
-    _key("local.retention.ms", L, -2, "Local log age kept with tiered storage (-2: retention.ms).",
-         synonyms=("log.local.retention.ms",)),
-    _key("max.compaction.lag.ms", L, LONG_MAX, "The longest a message stays uncompacted.",
-         synonyms=("log.cleaner.max.compaction.lag.ms",)),
-    _key("max.message.bytes", I, 1_048_588, "The largest record batch size the topic accepts.",
-         alterable=True, minimum=0, synonyms=("message.max.bytes",)),
-    _key("message.timestamp.after.max.ms", L, LONG_MAX, "How far a record's timestamp may be ahead of the "
-         "broker's.", synonyms=("log.message.timestamp.after.max.ms",)),
-    _key("message.timestamp.before.max.ms", L, LONG_MAX, "How far a record's timestamp may be behind the "
-         "broker's.", synonyms=("log.message.timestamp.before.max.ms",)),
-    _key("message.timestamp.type", S, CREATE_TIME, "Whether record timestamps are the producer's "
-         "(CreateTime) or the log's (LogAppendTime).", alterable=True, choices=TIMESTAMP_TYPES,
-         synonyms=("log.message.timestamp.type",)),
-    _key("min.cleanable.dirty.ratio", D, 0.5, "How dirty a log must be to be compacted.",
-         synonyms=("log.cleaner.min.cleanable.ratio",)),
-    _key("min.compaction.lag.ms", L, 0, "The least time a message stays uncompacted.",
-         synonyms=("log.cleaner.min.compaction.lag.ms",)),
-    _key("min.insync.replicas", I, 1, "Replicas that must acknowledge a write with acks=all; groupctl "
-         "keeps one replica.", synonyms=("min.insync.replicas",)),
-    _key("preallocate", B, False, "Whether to preallocate a new segment's file.",
-         synonyms=("log.preallocate",)),
-    _key("remote.storage.enable", B, False, "Tiered storage, which groupctl does not have."),
-    _key("retention.bytes", L, -1, "The size a partition's log may grow to before its oldest segments "
-         "are deleted; -1: no limit.", alterable=True, synonyms=("log.retention.bytes",)),
-    _key("retention.ms", L, 604_800_000, "How long a segment is kept after its newest record; -1: no "
-         "limit.", alterable=True, minimum=-1,
-         synonyms=("log.retention.ms", "log.retention.minutes", "log.retention.hours")),
-    _key("segment.bytes", I, DEFAULT_SEGMENT_BYTES, "The size at which a new segment is started.",
-         alterable=True, minimum=14, synonyms=("log.segment.bytes",)),
-    _key("segment.index.bytes", I, 10_485_760, "The size of a segment's offset index.",
-         synonyms=("log.index.size.max.bytes",)),
-    _key("segment.jitter.ms", L, 0, "Random jitter subtracted from segment.ms.",
-         synonyms=("log.roll.jitter.ms", "log.roll.jitter.hours")),
-    _key("segment.ms", L, 604_800_000, "The age of a segment's first record at which a new segment is "
-         "started.", alterable=True, minimum=1, synonyms=("log.roll.ms", "log.roll.hours")),
-    _key("unclean.leader.election.enable", B, False, "Whether an out-of-sync replica may become leader.",
-         synonyms=("unclean.leader.election.enable",)),
+    _topic("cleanup.policy", LST, "delete", "The retention policy of old log segments: only 'delete' (segments "
+           "older than retention.ms or beyond retention.bytes are deleted); groupctl does not compact.",
+           choices=CLEANUP_POLICIES, synonyms=("log.cleanup.policy",)),
+    _topic("compression.type", S, "producer", "The final compression type of the topic (stored and described; "
+           "groupctl keeps what the producer sent).", choices=COMPRESSION_TYPES, synonyms=("compression.type",)),
+    _topic("delete.retention.ms", L, 86_400_000, "How long delete tombstones are kept for compacted topics "
+           "(not acted on: groupctl does not compact).", minimum=0, synonyms=("log.cleaner.delete.retention.ms",)),
+    _topic("file.delete.delay.ms", L, 60_000, "The time to wait before deleting a file from the filesystem "
+           "(not acted on).", minimum=0, synonyms=("log.segment.delete.delay.ms",)),
+    _topic("flush.messages", L, LONG_MAX, "Messages written before the log is forced to disk (not acted on).",
+           minimum=1, synonyms=("log.flush.interval.messages",)),
+    _topic("flush.ms", L, LONG_MAX, "Time after which the log is forced to disk (not acted on).", minimum=0,
+           synonyms=("log.flush.interval.ms",)),
+    _topic("index.interval.bytes", I, 4096, "How often an offset index entry is added (not acted on).",
+           minimum=0, synonyms=("log.index.interval.bytes",)),
+    _topic("local.retention.bytes", L, -2, "Local log size kept with tiered storage (-2: retention.bytes; not "
+           "acted on).", minimum=-2, synonyms=("log.local.retention.bytes",)),
+    _topic("local.retention.ms", L, -2, "Local log age kept with tiered storage (-2: retention.ms; not acted "
+           "on).", minimum=-2, synonyms=("log.local.retention.ms",)),
+    _topic("max.compaction.lag.ms", L, LONG_MAX, "The longest a message stays uncompacted (not acted on).",
+           minimum=1, synonyms=("log.cleaner.max.compaction.lag.ms",)),
+    _topic("max.message.bytes", I, 1_048_588, "The largest record batch size the topic accepts.",
+           minimum=0, synonyms=("message.max.bytes",)),
+    _topic("message.timestamp.after.max.ms", L, LONG_MAX, "How far a record's timestamp may be ahead of the "
+           "broker's (not acted on).", minimum=0, synonyms=("log.message.timestamp.after.max.ms",)),
+    _topic("message.timestamp.before.max.ms", L, LONG_MAX, "How far a record's timestamp may be behind the "
+           "broker's (not acted on).", minimum=0, synonyms=("log.message.timestamp.before.max.ms",)),
+    _topic("message.timestamp.type", S, CREATE_TIME, "Whether record timestamps are the producer's "
+           "(CreateTime) or the log's (LogAppendTime).", choices=TIMESTAMP_TYPES,
+           synonyms=("log.message.timestamp.type",)),
+    _topic("min.cleanable.dirty.ratio", D, 0.5, "How dirty a log must be to be compacted (not acted on).",
+           minimum=0, maximum=1, synonyms=("log.cleaner.min.cleanable.ratio",)),
+    _topic("min.compaction.lag.ms", L, 0, "The least time a message stays uncompacted (not acted on).",
+           minimum=0, synonyms=("log.cleaner.min.compaction.lag.ms",)),
+    _topic("min.insync.replicas", I, 1, "Replicas that must acknowledge a write with acks=all (not acted on: "
+           "groupctl keeps one replica).", minimum=1, synonyms=("min.insync.replicas",)),
+    _topic("preallocate", B, False, "Whether to preallocate a new segment's file (not acted on).",
+           synonyms=("log.preallocate",)),
+    _topic("remote.storage.enable", B, False, "Tiered storage, which groupctl does not have (only false is "
+           "accepted)."),
+    _topic("retention.bytes", L, -1, "The size a partition's log may grow to before its oldest segments "
+           "are deleted; -1: no limit.", synonyms=("log.retention.bytes",)),
+    _topic("retention.ms", L, 604_800_000, "How long a segment is kept after its newest record; -1: no "
+           "limit.", minimum=-1, synonyms=("log.retention.ms", "log.retention.minutes", "log.retention.hours")),
+    _topic("segment.bytes", I, DEFAULT_SEGMENT_BYTES, "The size at which a new segment is started.",
+           minimum=14, synonyms=("log.segment.bytes",)),
+    _topic("segment.index.bytes", I, 10_485_760, "The size of a segment's offset index (not acted on).",
+           minimum=4, synonyms=("log.index.size.max.bytes",)),
+    _topic("segment.jitter.ms", L, 0, "Random jitter subtracted from segment.ms (not acted on).", minimum=0,
+           synonyms=("log.roll.jitter.ms", "log.roll.jitter.hours")),
+    _topic("segment.ms", L, 604_800_000, "The age of a segment's first record at which a new segment is "
+           "started.", minimum=1, synonyms=("log.roll.ms", "log.roll.hours")),
+    _topic("unclean.leader.election.enable", B, False, "Whether an out-of-sync replica may become leader (not "
+           "acted on: groupctl keeps one replica).", synonyms=("unclean.leader.election.enable",)),
 )}
+HONOURED_TOPIC_KEYS = ("cleanup.policy", "max.message.bytes", "message.timestamp.type", "retention.bytes",
+                       "retention.ms", "segment.bytes", "segment.ms")
+"""The topic keys a partition log acts on (`groupctl.log.config.LogConfig`); the others are stored
+and described only."""
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,18 @@ entries DescribeConfigs answers (value, source, synonyms), a topic's `LogConfig`
 session timeout and heartbeat interval, and the checks an alteration must pass. Pure functions.
 
 Precedence, as Kafka's: a topic's own value (DYNAMIC_TOPIC_CONFIG), else for each broker synonym
-in order this node's dynamic value (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
-(DYNAMIC_DEFAULT_BROKER_CONFIG) and the node's option (STATIC_BROKER_CONFIG), else the first
-synonym's default (DEFAULT_CONFIG). A group's own value (GROUP_CONFIG), else the broker's
-`group.consumer.*` value (DEFAULT_CONFIG). The first entry of the synonyms is the value in force.
+in order (`log.retention.ms`, `log.retention.minutes`, `log.retention.hours`) this node's dynamic
+value (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG),
+the node's option (STATIC_BROKER_CONFIG) or its default (DEFAULT_CONFIG), converted to the topic
+key's unit. A group's own value (GROUP_CONFIG), else the broker's `group.consumer.*` value
+(DEFAULT_CONFIG). The synonyms DescribeConfigs lists are Kafka's ConfigHelper's: each in its own
+unit, ordered by source, and the entry's source is the first one's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import dropwhile
 from typing import Any, Mapping, Optional
 
 from groupctl.configs.catalog import (
@@ -25,6 +28,12 @@ from groupctl.configs.catalog import (
 )
 from groupctl.layout.paths import DEFAULT_CONFIG_ENTITY
 from groupctl.log.config import LogConfig
+
+SOURCE_ORDER = (Source.DYNAMIC_BROKER_CONFIG, Source.DYNAMIC_DEFAULT_BROKER_CONFIG, Source.STATIC_BROKER_CONFIG,
+                Source.DEFAULT_CONFIG)
+BROKER_SYNONYMS = {name: key.synonyms for key in TOPIC_KEYS.values() if len(key.synonyms) > 1 for name in key.synonyms}
+"""Kafka's brokerConfigSynonyms: `log.retention.ms`, `.minutes` and `.hours` are one setting, and
+so are `log.roll.ms` and `.hours` (each other key is its own only synonym)."""
 
 DEFAULT_BROKER = DEFAULT_CONFIG_ENTITY
 """The stored name of the cluster-wide dynamic broker defaults (Kafka's `/config/brokers/<default>`)."""
@@ -69,32 +78,54 @@ class Entry:
         return self.key.name
 
 
-def _broker_chain(node: Any, stored: StoredConfigs, name: str) -> list[Synonym]:
-    """The values of broker key `name` on this node, highest precedence first, default excluded."""
-    own = stored.brokers.get(str(node.node_id), {})
-    chain = []
-    if name in own:
-        chain.append(Synonym(name, own[name], Source.DYNAMIC_BROKER_CONFIG))
-    default = stored.brokers.get(DEFAULT_BROKER, {})
-    if name in default:
-        chain.append(Synonym(name, default[name], Source.DYNAMIC_DEFAULT_BROKER_CONFIG))
+def _broker_values(node: Any, stored: StoredConfigs, name: str) -> list[Synonym]:
+    """The values of broker key `name` on this node in its own unit, highest precedence first:
+    this node's dynamic value, the cluster-wide dynamic default, the node's option (when it
+    differs from the default), the default."""
+    values = []
+    for source, config in ((Source.DYNAMIC_BROKER_CONFIG, stored.brokers.get(str(node.node_id), {})),
+                           (Source.DYNAMIC_DEFAULT_BROKER_CONFIG, stored.brokers.get(DEFAULT_BROKER, {}))):
+        if name in config:
+            values.append(Synonym(name, config[name], source))
     broker = BROKER_KEYS.get(name)
     if broker is not None and broker.option is not None:
         static = broker.option(node)
         if static is not None and static != broker.key.default:
-            chain.append(Synonym(name, static, Source.STATIC_BROKER_CONFIG))
-    return chain
+            values.append(Synonym(name, static, Source.STATIC_BROKER_CONFIG))
+    if broker is not None and broker.key.default is not None:
+        values.append(Synonym(name, broker.key.default, Source.DEFAULT_CONFIG))
+    return values
+
+
+def _broker_synonyms(node: Any, stored: StoredConfigs, name: str, names: tuple[str, ...]) -> list[Synonym]:
+    """Kafka's ConfigHelper.configSynonyms: the values of the broker keys `names` (Kafka's
+    brokerConfigSynonyms of `name`), each in its own unit (`log.retention.hours` = 168), ordered
+    by source, then as `names`; those ahead of the first one named `name` are left out, as Kafka
+    leaves them out (a default topic's `retention.ms` lists no `log.retention.hours`)."""
+    found = [synonym for name_ in names for synonym in _broker_values(node, stored, name_)]
+    found.sort(key=lambda synonym: SOURCE_ORDER.index(synonym.source))  # stable: `names`' order within a source
+    return list(dropwhile(lambda synonym: synonym.name != name, found))
+
+
+def _broker_value(node: Any, stored: StoredConfigs, names: tuple[str, ...]) -> Optional[Synonym]:
+    """The value in force of the first key of `names` that has one (Kafka's `log.retention.ms`
+    over `log.retention.minutes` over `log.retention.hours`), in its own unit."""
+    for name in names:
+        values = _broker_values(node, stored, name)
+        if values:
+            return values[0]
+    return None
 
 
 def broker_entries(node: Any, stored: StoredConfigs) -> list[Entry]:
     """This node's broker configs (`node`: its NodeConfig)."""
     entries = []
     for name, broker in BROKER_KEYS.items():
-        chain = _broker_chain(node, stored, name)
-        if broker.key.default is not None:
-            chain.append(Synonym(name, broker.key.default, Source.DEFAULT_CONFIG))
-        first = chain[0] if chain else Synonym(name, None, Source.DEFAULT_CONFIG)
-        entries.append(Entry(broker.key, first.value, first.source, not broker.key.alterable, tuple(chain)))
+        values = _broker_values(node, stored, name)
+        synonyms = _broker_synonyms(node, stored, name, BROKER_SYNONYMS.get(name, (name,)))
+        source = synonyms[0].source if synonyms else Source.DEFAULT_CONFIG
+        entries.append(Entry(broker.key, values[0].value if values else None, source, not broker.key.alterable,
+                             tuple(synonyms)))
     return entries
 
 
@@ -106,24 +137,22 @@ def default_broker_entries(stored: StoredConfigs) -> list[Entry]:
 
 
 def topic_entries(node: Any, stored: StoredConfigs, topic: str) -> list[Entry]:
+    """A topic's configs: its own value (DYNAMIC_TOPIC_CONFIG), else its broker synonyms' value
+    in force converted to the topic key's unit; the synonyms each in their own unit."""
     own = stored.topics.get(topic, {})
     entries = []
     for name, key in TOPIC_KEYS.items():
         chain = [Synonym(name, own[name], Source.DYNAMIC_TOPIC_CONFIG)] if name in own else []
-        defaults = []
-        for synonym in key.synonyms:
-            broker = BROKER_KEYS.get(synonym)
-            if broker is None:
-                continue
-            chain.extend(Synonym(s.name, broker.to_topic(s.value), s.source)
-                         for s in _broker_chain(node, stored, synonym) if s.value is not None)
-            if broker.key.default is not None:
-                defaults.append(Synonym(synonym, broker.to_topic(broker.key.default), Source.DEFAULT_CONFIG))
-        if not defaults and key.default is not None:  # a key groupctl has no broker key for
-            defaults.append(Synonym(key.synonyms[0] if key.synonyms else name, key.default, Source.DEFAULT_CONFIG))
-        chain.extend(defaults)
-        first = chain[0] if chain else Synonym(name, None, Source.DEFAULT_CONFIG)
-        entries.append(Entry(key, first.value, first.source, not key.alterable, tuple(chain)))
+        if key.synonyms and key.synonyms[0] in BROKER_KEYS:
+            chain += _broker_synonyms(node, stored, key.synonyms[0], key.synonyms)
+            inherited = _broker_value(node, stored, key.synonyms)
+            value = BROKER_KEYS[inherited.name].to_topic(inherited.value) if inherited is not None else key.default
+        else:  # a key groupctl has no broker key for: Kafka's default, under its broker synonym's name
+            if key.synonyms and key.default is not None:
+                chain.append(Synonym(key.synonyms[0], key.default, Source.DEFAULT_CONFIG))
+            value = key.default
+        source = chain[0].source if chain else Source.DEFAULT_CONFIG
+        entries.append(Entry(key, own.get(name, value), source, not key.alterable, tuple(chain)))
     return entries
 
 
@@ -192,6 +221,9 @@ def checked(node: Any, resource: ResourceType, config: Mapping[str, Optional[str
         if name in values and set(values[name].split(",")) != {"delete"}:
             raise InvalidConfig(f"Invalid value {values[name]} for configuration {name}: groupctl deletes old "
                                 "segments and does not compact, so only 'delete' is supported")
+    if resource is ResourceType.TOPIC and values.get("remote.storage.enable") == "true":
+        raise InvalidConfig("Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+                            "with remote log storage.")
     if resource is ResourceType.GROUP:
         _check_group(node, {**(context or {}), **values})
     return values

@@ -78,16 +78,24 @@ class DynamicConfigs:
         """The resources of a type that have a stored config, sorted."""
         return sorted(self._tables[kind])
 
-    async def alter(self, kind: ResourceType, name: str, change: Change) -> dict[str, str]:
+    async def alter(self, kind: ResourceType, name: str, change: Change, *, replaces: bool = False) -> dict[str, str]:
         """Replace the resource's config with `change(current)` in one compare-and-set write (no
         write when it is unchanged); the config now stored (read back, within
-        `document_watch.REFRESH_TIMEOUT_S`). `change` may raise to refuse."""
+        `document_watch.REFRESH_TIMEOUT_S`). `change` may raise to refuse. A stored document
+        that does not decode raises LayoutError, unless the change `replaces` the whole config
+        (AlterConfigs, a new topic's), which is then written over it with `change({})`, as
+        Kafka's setOrCreateEntityConfigs writes without reading."""
         path = config_path(PARENTS[kind], name)
         for _ in range(MAX_ATTEMPTS):
             node = await self._store.get(path)
-            current = decode_config(path, node.data if node is not None else None)
+            try:
+                current, readable = decode_config(path, node.data if node is not None else None), True
+            except LayoutError:
+                if not replaces:
+                    raise
+                current, readable = {}, False
             wanted = change(dict(current))
-            if wanted == current:
+            if wanted == current and readable:
                 return current
             try:
                 if node is None:

@@ -30,7 +30,7 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import Any, Callable, Hashable, Iterable, Optional
+from typing import Any, Callable, Hashable, Iterable, Mapping, Optional
 
 from groupctl.configs.catalog import ResourceType
 from groupctl.configs.resolve import group_timeouts, log_config
@@ -117,7 +117,8 @@ class Node:
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id,
                                clock=now_ms, epoch_of=self._leader_epoch)
         self.logs.leading = False  # until `join_cluster` has raised this node's leader epochs
-        self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
+        self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic,
+                                    configure=self._configure_new_topic)
         self.leader_epochs = LeaderEpochs(self.topics, self.logs, config.node_id, lambda: self.stopping)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.configs = DynamicConfigs(self.store, self._config_changed)
@@ -531,6 +532,12 @@ class Node:
         await self.configs.remove(ResourceType.TOPIC, name)
         await self.writes_settled()
         return record
+
+    async def _configure_new_topic(self, name: str, config: Mapping[str, str]) -> None:
+        """Store a topic's whole config before the topic is created (`TopicRegistry.create`),
+        over whatever a deleted topic of that name left (a crash between the topic's deletion and
+        its configs', or an AlterConfigs that raced the deletion on another node)."""
+        await self.configs.alter(ResourceType.TOPIC, name, lambda _: dict(config), replaces=True)
 
     def _config_changed(self, kind: ResourceType, name: str) -> None:
         """A stored config changed, or a topic appeared (`DynamicConfigs.report`): put the

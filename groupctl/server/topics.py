@@ -9,6 +9,9 @@ Invariants:
   corrupt store gave two names one id, the newest wins `by_id`).
 - Partitions are numbered 0..n-1; each lists its replica node ids, leader first, all with the
   same number of replicas. This node only ever adds partitions.
+- A creation writes the topic's config document (`configure`; deleted when empty) after reserving
+  the name and before the topic, as Kafka's AdminZkClient.createTopicWithAssignment does: a new
+  topic never runs on a document a deleted topic of its name left behind.
 - At most one store write per name is in flight: a creation reserves the name before its write
   (meanwhile creating it again is TOPIC_ALREADY_EXISTS and `get_or_create` waits for it);
   additions and deletions of an existing topic take turns, each validated against the topic as
@@ -35,7 +38,7 @@ import re
 import uuid
 import zlib
 from collections import Counter
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Optional, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Optional, Sequence
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
@@ -93,12 +96,15 @@ def _check_replicas(p: int, nodes: Sequence[int], live: Sequence[int]) -> None:
 
 class TopicRegistry:
     def __init__(self, write: Callable[[list[Record]], Awaitable[None]], node_ids: Callable[[], list[int]],
-                 reload: Optional[Callable[[str], Awaitable[Optional[TopicRecord]]]] = None) -> None:
+                 reload: Optional[Callable[[str], Awaitable[Optional[TopicRecord]]]] = None,
+                 configure: Optional[Callable[[str, Mapping[str, str]], Awaitable[None]]] = None) -> None:
         """`write` persists records (the node's RecordWriter); `node_ids` lists the live nodes
         new partitions may be placed on; `reload` (in a cluster) reads a topic's stored record
         afresh so that a change is planned against exactly what its compare-and-set write will
-        find (another node may have changed the topic a moment ago)."""
+        find (another node may have changed the topic a moment ago); `configure(name, config)`
+        stores a new topic's whole config before the topic is written."""
         self._write = write
+        self._configure = configure
         self._node_ids = node_ids
         self._reload = reload
         self._by_name: dict[str, TopicRecord] = {}
@@ -187,14 +193,17 @@ class TopicRegistry:
         if name in self._creating:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} is being created")
 
-    async def create(self, record: TopicRecord) -> TopicRecord:
-        """Write and apply a planned record. The name is reserved before the write, so of
-        concurrent creations of one name exactly one writes and the others get
-        TOPIC_ALREADY_EXISTS; a failed write releases the name and raises to its caller."""
+    async def create(self, record: TopicRecord, config: Optional[Mapping[str, str]] = None) -> TopicRecord:
+        """Store the topic's config (`config`, none by default), then write and apply a planned
+        record. The name is reserved before both writes, so of concurrent creations of one name
+        exactly one writes and the others get TOPIC_ALREADY_EXISTS; a failed write releases the
+        name and raises to its caller."""
         self._check_free(record.name)
         pending: asyncio.Future[Optional[TopicRecord]] = asyncio.get_running_loop().create_future()
         self._creating[record.name] = pending
         try:
+            if self._configure is not None:
+                await self._configure(record.name, dict(config or {}))
             await self._write([record])
             self.replay(record)
         except NodeExists:  # another node created it first; its record reaches us by the topic watch

@@ -5,17 +5,22 @@ as Kafka stores them, survive a restart in both store modes and show on every Zo
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka import admin as confluent
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import InvalidConfigurationError
-from kafka.protocol.admin import AlterConfigsRequest
+from kafka.protocol.admin import AlterConfigsRequest, IncrementalAlterConfigsRequest
+from kafka.protocol.metadata import MetadataRequest
 
+from groupctl.configs.catalog import ResourceType
 from groupctl.coordinator.consumer.config import ConsumerGroupConfig
 from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, Permission, ResourcePattern
 from groupctl.security.acls import ResourceType as Resource
+from groupctl.server.handlers.config_resources import ResourceError, validated
+from groupctl.store.base import StoreUnavailable
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 from tests.support.wire import exchange
@@ -106,11 +111,23 @@ def test_kafka_python_legacy_alter_configs_keeps_the_modified_keys_it_describes_
     assert modified(admin, TOPIC, "orders") == {"retention.ms": "60000", "retention.bytes": "1000000"}
 
 
+def test_topics_take_every_kafka_topic_config_though_the_logs_act_on_their_own_keys_only(started, clients):
+    node = started()
+    admin = clients(node)
+    admin.create_topics([NewTopic("orders", 1, 1, topic_configs={"compression.type": "lz4",
+                                                                 "min.insync.replicas": "1"})])
+    assert modified(admin, TOPIC, "orders") == {"compression.type": "lz4", "min.insync.replicas": "1"}
+    admin.alter_configs([ConfigResource(TOPIC, "orders", configs={"compression.type": "gzip"})])  # read_only false
+    incremental(node, confluent.ResourceType.TOPIC, "orders", ("preallocate", "true", SET))
+    assert modified(admin, TOPIC, "orders") == {"compression.type": "gzip", "min.insync.replicas": "1",
+                                                "preallocate": "true"}
+    assert node.node.logs.config_for("orders") == node.node.logs.default_config
+
+
 def test_kafka_python_refuses_read_only_keys_before_sending_and_the_node_refuses_them_too(started, clients):
     admin = clients(started())
-    admin.create_topics([NewTopic("orders", 1, 1)])
-    with pytest.raises(ValueError, match="compression.type"):  # read from DescribeConfigs' read_only flags
-        admin.alter_configs([ConfigResource(TOPIC, "orders", configs={"compression.type": "gzip"})])
+    with pytest.raises(ValueError, match="broker.id"):  # read from DescribeConfigs' read_only flags
+        admin.alter_configs([ConfigResource(BROKER, "0", configs={"broker.id": "3"})])
     answer = admin.alter_configs([ConfigResource(BROKER, "0", configs={"num.partitions": "3"})],
                                  raise_on_unknown=False, incremental=False)
     assert "Cannot update these configs dynamically: num.partitions" in answer["broker"]["0"]
@@ -165,6 +182,114 @@ def test_deleting_a_topic_deletes_its_configs(started, clients):
     assert stored(node, "/config/topics/orders") is None
     admin.create_topics([NewTopic("orders", 1, 1)])
     assert modified(admin, TOPIC, "orders") == {}
+
+
+def left_behind(node, topic, config):
+    """The config document a deleted topic leaves when the node dies between deleting the topic
+    and its configs (or an AlterConfigs on another node races the deletion)."""
+    node.call(node.node.store.create(f"/config/topics/{topic}", json.dumps({"version": 1, "config": config}).encode(),
+                                     make_parents=True))
+    wait_until(lambda: node.node.configs.stored.topics.get(topic) == config, timeout=10,
+               message="the node to read the left-behind document")
+
+
+def test_a_recreated_topic_never_inherits_the_configs_a_deleted_one_left_behind(started, clients):
+    node = started()
+    admin = clients(node)
+    left_behind(node, "orders", {"retention.ms": "1000"})
+    admin.create_topics([NewTopic("orders", 1, 1)])
+    assert stored(node, "/config/topics/orders") is None
+    assert modified(admin, TOPIC, "orders") == {}
+    assert node.node.logs.config_for("orders").retention_ms == 604_800_000
+    left_behind(node, "payments", {"retention.ms": "1000"})
+    admin.create_topics([NewTopic("payments", 1, 1, topic_configs={"segment.bytes": "1048576"})])
+    assert stored(node, "/config/topics/payments") == {"version": 1, "config": {"segment.bytes": "1048576"}}
+    assert modified(admin, TOPIC, "payments") == {"segment.bytes": "1048576"}
+
+
+def test_an_auto_created_topic_never_inherits_the_configs_a_deleted_one_left_behind(started):
+    node = started()
+    left_behind(node, "orders", {"retention.ms": "1000"})
+    request = MetadataRequest[12](topics=[MetadataRequest.MetadataRequestTopic(name="orders")],
+                                  allow_auto_topic_creation=True)
+    assert exchange(node, request, 12).topics[0].error_code in (0, 5)  # created (LEADER_NOT_AVAILABLE: not yet)
+    assert node.node.topics.get("orders") is not None
+    assert stored(node, "/config/topics/orders") is None
+    assert node.node.configs.stored.topics.get("orders") is None
+    assert node.node.logs.config_for("orders").retention_ms == 604_800_000
+
+
+def test_a_store_failure_storing_a_new_topics_configs_fails_that_topic_alone(started, clients, monkeypatch):
+    node = started()
+    store = node.node.store
+    real_create = store.create
+
+    async def create(path, *args, **kwargs):
+        if path == "/config/topics/broken":
+            raise StoreUnavailable("the store is unreachable")
+        return await real_create(path, *args, **kwargs)
+
+    monkeypatch.setattr(store, "create", create)
+    admin = clients(node)
+    result = admin.create_topics([NewTopic("broken", 1, 1, topic_configs={"retention.ms": "60000"}),
+                                  NewTopic("fine", 1, 1, topic_configs={"retention.ms": "60000"})],
+                                 raise_errors=False)
+    errors = {t["name"]: (t["error_code"], t["error_message"]) for t in result["topics"]}
+    assert errors["broken"][0] == -1 and "the store is unreachable" in errors["broken"][1]  # UNKNOWN_SERVER_ERROR
+    assert errors["fine"][0] == 0
+    assert set(admin.list_topics()) >= {"fine"} and "broken" not in admin.list_topics()
+
+
+def legacy_alter(node, kind, name, config):
+    """AlterConfigs v2 of one resource: its (error_code, error_message)."""
+    entry = AlterConfigsRequest.AlterConfigsResource
+    request = AlterConfigsRequest(resources=[entry(resource_type=kind, resource_name=name, configs=[
+        entry.AlterableConfig(name=key, value=value) for key, value in config.items()])], validate_only=False)
+    answer = exchange(node, request, 2).responses[0]
+    return answer.error_code, answer.error_message
+
+
+def incremental_set(node, kind, name, key, value, operation=0):
+    """IncrementalAlterConfigs v1 of one key: its (error_code, error_message)."""
+    entry = IncrementalAlterConfigsRequest.AlterConfigsResource
+    request = IncrementalAlterConfigsRequest(resources=[entry(resource_type=kind, resource_name=name, configs=[
+        entry.AlterableConfig(name=key, config_operation=operation, value=value)])], validate_only=False)
+    answer = exchange(node, request, 1).responses[0]
+    return answer.error_code, answer.error_message
+
+
+def test_a_null_value_is_refused_as_kafka_refuses_it_and_nothing_is_stored(started, clients):
+    node = started()
+    clients(node).create_topics([NewTopic("orders", 1, 1)])
+    for operation in (0, 2, 3):  # SET, APPEND, SUBTRACT
+        assert incremental_set(node, 2, "orders", "cleanup.policy", None, operation) == (
+            42, "Null value not supported for : cleanup.policy")  # INVALID_REQUEST
+    assert incremental_set(node, 32, "billing", "consumer.session.timeout.ms", None) == (
+        42, "Null value not supported for : consumer.session.timeout.ms")
+    assert legacy_alter(node, 2, "orders", {"retention.ms": None, "segment.ms": "1000", "segment.bytes": None}) == (
+        42, "Null value not supported for : retention.ms, segment.bytes")
+    assert incremental_set(node, 2, "orders", "retention.ms", None, 1) == (0, None)  # DELETE needs no value
+    assert stored(node, "/config/topics/orders") is None
+    assert stored(node, "/config/groups/billing") is None
+    assert incremental_set(node, 2, "orders", "retention.ms", "60000") == (0, None)
+    assert stored(node, "/config/topics/orders") == {"version": 1, "config": {"retention.ms": "60000"}}
+
+
+def test_a_key_whose_new_value_is_null_is_judged_like_any_new_value():
+    ctx = SimpleNamespace(node=SimpleNamespace(config=node_config()))
+    with pytest.raises(ResourceError, match="Invalid value null for configuration retention.ms"):
+        validated(ctx, ResourceType.TOPIC, {"retention.ms": None}, {})
+
+
+def test_an_undecodable_config_document_fails_incremental_changes_and_alter_configs_overwrites_it(started, clients):
+    node = started()
+    clients(node).create_topics([NewTopic("orders", 1, 1)])
+    node.call(node.node.store.create("/config/topics/orders", b'{"version":1,"config":{"retention.ms":null}}'))
+    code, message = incremental_set(node, 2, "orders", "retention.bytes", "5000")
+    assert code == -1 and "do not decode" in message  # UNKNOWN_SERVER_ERROR for this resource, connection kept
+    assert legacy_alter(node, 2, "orders", {"retention.bytes": "5000"}) == (0, None)
+    assert stored(node, "/config/topics/orders") == {"version": 1, "config": {"retention.bytes": "5000"}}
+    assert incremental_set(node, 2, "orders", "retention.ms", "60000") == (0, None)
 
 
 def test_configs_survive_a_restart_of_the_embedded_store(started, clients, tmp_path):

@@ -8,7 +8,10 @@ Semantics, as Kafka's: each resource's entries become its whole dynamic config (
 return to their defaults), in one compare-and-set write of its document
 (`groupctl.server.dynamic_configs`), which every node then applies. An unknown key, a key
 groupctl cannot change at run time ("Cannot update these configs dynamically") and a bad value are
-INVALID_CONFIG with a message, as is `cleanup.policy=compact`; an unknown topic is
+INVALID_CONFIG with a message, as is `cleanup.policy=compact`; a null value is INVALID_REQUEST
+("Null value not supported for : <keys>", before authorization, as Kafka's ConfigAdminManager
+answers); a stored document that does not decode is overwritten, as Kafka's ZooKeeper mode writes
+without reading it; an unknown topic is
 UNKNOWN_TOPIC_OR_PARTITION; a broker other than this node INVALID_REQUEST. validate_only runs
 every check and writes nothing. Results are per resource.
 
@@ -22,7 +25,7 @@ from typing import Any
 
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext
-from groupctl.server.handlers.config_resources import ResourceError, alter
+from groupctl.server.handlers.config_resources import ResourceError, alter, refuse_nulls
 
 
 @api(key=33, versions=(0, 2))
@@ -32,8 +35,9 @@ async def handle_alter_configs(ctx: RequestContext, request: Any) -> Any:
     for resource in request.resources:
         config = {c.name: c.value for c in resource.configs}
         try:
+            refuse_nulls([c.name for c in resource.configs if c.value is None])
             await alter(ctx, resource.resource_type, resource.resource_name, lambda current, config=config: config,
-                        request.validate_only)
+                        request.validate_only, replaces=True)
             error, message = 0, None
         except ResourceError as exc:
             error, message = int(exc.code), str(exc)

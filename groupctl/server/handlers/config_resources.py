@@ -3,7 +3,9 @@ acting on it, as Kafka's ConfigHelper and ConfigAdminManager check it: its type,
 authorization, that a topic exists and that a broker is this node (or "", the cluster-wide
 defaults); and `alter`, the one way these handlers change a stored config.
 
-Each check raises ResourceError, which the handler answers for that resource alone.
+Each check raises ResourceError, which the handler answers for that resource alone. A config
+value is never null: the handlers refuse nulls before `alter` (`refuse_nulls`), and `validated` judges every key
+whose value is new, None included.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Callable, Optional
 from groupctl.configs.catalog import InvalidConfig, ResourceType
 from groupctl.configs.resolve import DEFAULT_BROKER, checked
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.layout.codec import LayoutError
 from groupctl.security.acls import CLUSTER_NAME, Operation
 from groupctl.server.handlers.acl_checks import CLUSTER, GROUP, TOPIC, allowed
 from groupctl.server.topics import topic_name_error
@@ -83,10 +86,17 @@ def stored_name(ctx: Any, kind: ResourceType, name: str) -> str:
     return name
 
 
+def refuse_nulls(names: list[str]) -> None:
+    """INVALID_REQUEST when a request sets any of `names` (keys whose value is null), as Kafka's
+    ConfigAdminManager.preprocess refuses them before authorization."""
+    if names:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(names)}")
+
+
 def validated(ctx: Any, kind: ResourceType, wanted: Config, before: Config) -> Config:
     """`wanted` in canonical text; INVALID_CONFIG when a key it sets or changes is unknown,
     read-only or badly valued (keys it keeps as they were are not judged again)."""
-    changed = {k: v for k, v in wanted.items() if before.get(k) != v}
+    changed = {k: v for k, v in wanted.items() if k not in before or before[k] != v}
     try:
         canonical = checked(ctx.node.config, kind, changed, context=wanted)
     except InvalidConfig as exc:
@@ -94,9 +104,12 @@ def validated(ctx: Any, kind: ResourceType, wanted: Config, before: Config) -> C
     return {**wanted, **canonical}
 
 
-async def alter(ctx: Any, code: int, name: str, change: Callable[[Config], Config], validate_only: bool) -> None:
+async def alter(ctx: Any, code: int, name: str, change: Callable[[Config], Config], validate_only: bool,
+                replaces: bool = False) -> None:
     """Check the resource, then store `change(current config)`, validated (nothing is written
-    with `validate_only`). `change` may raise ResourceError."""
+    with `validate_only`). `change` may raise ResourceError. A stored document that does not
+    decode is UNKNOWN_SERVER_ERROR for the resource, unless the change `replaces` the whole
+    config (AlterConfigs), which is written over it (`DynamicConfigs.alter`)."""
     kind = resource_type(code)
     authorize(ctx, kind, name, Operation.ALTER_CONFIGS)
     stored = stored_name(ctx, kind, name)
@@ -109,6 +122,8 @@ async def alter(ctx: Any, code: int, name: str, change: Callable[[Config], Confi
         apply(dict(configs.stored.of(kind, stored)))
         return
     try:
-        await configs.alter(kind, stored, apply)
+        await configs.alter(kind, stored, apply, replaces=replaces)
+    except LayoutError as exc:
+        raise ResourceError(ErrorCode.UNKNOWN_SERVER_ERROR, f"the stored configs do not decode: {exc}") from None
     except StoreError as exc:
         raise ResourceError(ErrorCode.UNKNOWN_SERVER_ERROR, f"the configs could not be stored: {exc}") from None

@@ -11,9 +11,11 @@ entry and is not created, as in Kafka. A name whose creation is still being writ
 request gets TOPIC_ALREADY_EXISTS (exactly one concurrent request creates a name). validate_only
 runs every check (including "already exists") and creates nothing; its results carry the zero
 topic id. Topic configs are checked as AlterConfigs checks them (INVALID_CONFIG with a message,
-nothing created) and stored in the topic's config document (`/config/topics/<t>`) right after
-the topic, so for a moment its logs may run on the defaults; the response (v5+) reports every
-config in force, with validate_only too. The logs of the
+nothing created) and stored in the topic's config document (`/config/topics/<t>`; deleted when
+there are none) before the topic itself, as Kafka does, so its logs run on its configs from the
+start and never on a document a deleted topic of its name left; a store failure in either write
+is UNKNOWN_SERVER_ERROR for that topic. The response (v5+) reports every config in force, with
+validate_only too. The logs of the
 partitions this node leads start opening in the background once the topic is created, as a
 Kafka broker creates them when it becomes their leader (a request that comes first opens its own).
 
@@ -33,6 +35,7 @@ from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed, cluster_allowed
 from groupctl.server.topics import TopicError, each_topic
+from groupctl.store.base import StoreError
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -71,9 +74,10 @@ async def handle_create_topics(ctx, request):
             raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         if request.validate_only:
             return record
-        created = await ctx.node.topics.create(record)
-        if configs[topic.name]:
-            await ctx.node.configs.alter(ResourceType.TOPIC, created.name, lambda _: configs[created.name])
+        try:
+            created = await ctx.node.topics.create(record, configs[topic.name])
+        except StoreError as exc:
+            raise TopicError(ErrorCode.UNKNOWN_SERVER_ERROR, f"the topic could not be stored: {exc}") from None
         ctx.node.open_new_logs(created, created.replicas)
         return created
 

@@ -20,8 +20,9 @@ Authorization (`--authorizer`), as Kafka: DescribeConfigs on the topic, the Clus
 the group, else TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED for that resource.
 
 Deliberate differences from Apache Kafka: BROKER_LOGGER and CLIENT_METRICS resources are
-INVALID_REQUEST ("Unsupported resource type"); the topic keys groupctl does not honour are
-read-only; Kafka 4's share-group keys are not described (groupctl runs no share groups).
+INVALID_REQUEST ("Unsupported resource type"); every topic key is writable as in Kafka, but the
+partition logs act only on `configs.catalog.HONOURED_TOPIC_KEYS`; Kafka 4's share-group keys are
+not described (groupctl runs no share groups).
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ Semantics, as Kafka's: per resource, operations SET (0), DELETE (1: back to the 
 (2) and SUBTRACT (3; list keys only, else INVALID_CONFIG "Config value append is not allowed for
 config key: <k>") apply to the stored config, and the result is written in one compare-and-set
 write (`groupctl.server.dynamic_configs`), which every node then applies. A key named twice in one
-resource is INVALID_REQUEST. Keys, values and errors are checked as AlterConfigs checks them
+resource is INVALID_REQUEST, and so is a null value for any operation but DELETE ("Null value not
+supported for : <keys>"), both before authorization as Kafka's ConfigAdminManager.preprocess; a stored
+document that does not decode is UNKNOWN_SERVER_ERROR (Kafka's read of it fails too).
+Keys, values and errors are checked as AlterConfigs checks them
 (INVALID_CONFIG for unknown, read-only and bad; UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST for
 another broker). validate_only runs every check and writes nothing. Results are per resource.
 
@@ -23,7 +26,7 @@ from groupctl.configs.catalog import ConfigType, keys_of
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.server.context import RequestContext
-from groupctl.server.handlers.config_resources import Config, ResourceError, alter, resource_type
+from groupctl.server.handlers.config_resources import Config, ResourceError, alter, refuse_nulls, resource_type
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -65,6 +68,7 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
             names = [op.name for op in operations]
             if len(set(names)) != len(names):
                 raise ResourceError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+            refuse_nulls([op.name for op in operations if op.value is None and op.config_operation != DELETE])
             await alter(ctx, resource.resource_type, resource.resource_name,
                         lambda current, ops=operations, code=resource.resource_type: _changed(code, ops, current),
                         request.validate_only)
