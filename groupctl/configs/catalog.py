@@ -36,6 +36,7 @@ from groupctl.log.config import CREATE_TIME, DEFAULT_SEGMENT_BYTES, LOG_APPEND_T
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 HOUR_MS = 3_600_000
+MIN_SEGMENT_BYTES = 1024 * 1024  # Kafka 4 (KIP-1030) refuses smaller segment.bytes and log.segment.bytes
 
 
 class ResourceType(IntEnum):
@@ -184,8 +185,8 @@ TOPIC_KEYS: dict[str, ConfigKey] = {k.name: k for k in (
            minimum=1, synonyms=("log.cleaner.max.compaction.lag.ms",)),
     _topic("max.message.bytes", I, 1_048_588, "The largest record batch size the topic accepts.",
            minimum=0, synonyms=("message.max.bytes",)),
-    _topic("message.timestamp.after.max.ms", L, LONG_MAX, "How far a record's timestamp may be ahead of the "
-           "broker's (not acted on).", minimum=0, synonyms=("log.message.timestamp.after.max.ms",)),
+    _topic("message.timestamp.after.max.ms", L, HOUR_MS, "How far a record's timestamp may be ahead of the "
+           "broker's (not acted on; Kafka 4's default).", minimum=0, synonyms=("log.message.timestamp.after.max.ms",)),
     _topic("message.timestamp.before.max.ms", L, LONG_MAX, "How far a record's timestamp may be behind the "
            "broker's (not acted on).", minimum=0, synonyms=("log.message.timestamp.before.max.ms",)),
     _topic("message.timestamp.type", S, CREATE_TIME, "Whether record timestamps are the producer's "
@@ -206,7 +207,7 @@ TOPIC_KEYS: dict[str, ConfigKey] = {k.name: k for k in (
     _topic("retention.ms", L, 604_800_000, "How long a segment is kept after its newest record; -1: no "
            "limit.", minimum=-1, synonyms=("log.retention.ms", "log.retention.minutes", "log.retention.hours")),
     _topic("segment.bytes", I, DEFAULT_SEGMENT_BYTES, "The size at which a new segment is started.",
-           minimum=14, synonyms=("log.segment.bytes",)),
+           minimum=MIN_SEGMENT_BYTES, synonyms=("log.segment.bytes",)),
     _topic("segment.index.bytes", I, 10_485_760, "The size of a segment's offset index (not acted on).",
            minimum=4, synonyms=("log.index.size.max.bytes",)),
     _topic("segment.jitter.ms", L, 0, "Random jitter subtracted from segment.ms (not acted on).", minimum=0,
@@ -327,7 +328,7 @@ _BROKER = (
               to_topic=_hours),
     BrokerKey(_key("log.retention.bytes", L, -1, "The default retention.bytes of topics.", alterable=True)),
     BrokerKey(_key("log.segment.bytes", I, DEFAULT_SEGMENT_BYTES, "The default segment.bytes of topics.",
-                   alterable=True, minimum=14)),
+                   alterable=True, minimum=MIN_SEGMENT_BYTES)),
     BrokerKey(_key("log.roll.ms", L, None, "The default segment.ms of topics (over log.roll.hours).",
                    alterable=True, minimum=1)),
     BrokerKey(_key("log.roll.hours", I, 168, "The default segment age in hours."), to_topic=_hours),
@@ -335,8 +336,13 @@ _BROKER = (
                    alterable=True, minimum=0)),
     BrokerKey(_key("log.message.timestamp.type", S, CREATE_TIME, "The default message.timestamp.type of "
                    "topics.", alterable=True, choices=TIMESTAMP_TYPES)),
-    BrokerKey(_key("log.retention.check.interval.ms", L, 300_000, "How often segments are checked for "
-                   "deletion.")),
+    BrokerKey(_key("log.retention.check.interval.ms", L, defaults.LOG_RETENTION_CHECK_INTERVAL_MS, "How often "
+                   "segments are checked for deletion (`--log-retention-check-interval-ms`)."),
+              _opt("log_retention_check_interval_ms")),
+    BrokerKey(_key("default.replication.factor", I, 1, "The replication factor of an auto-created topic "
+                   "(groupctl keeps one replica of every partition).")),
+    BrokerKey(_key("min.insync.replicas", I, 1, "The default min.insync.replicas of topics (not acted on: "
+                   "one replica).", minimum=1)),
 )
 BROKER_KEYS: dict[str, BrokerKey] = {b.key.name: b for b in _BROKER}
 

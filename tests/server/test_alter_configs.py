@@ -104,6 +104,14 @@ def test_a_topic_created_with_compaction_or_a_bad_value_is_refused_with_invalid_
     assert not {"compacted", "bad"} & set(admin.list_topics())
 
 
+def test_segments_smaller_than_kafka_4s_minimum_of_one_mebibyte_are_refused(started, clients):
+    admin = clients(started())
+    result = admin.create_topics([NewTopic("tiny", 1, 1, topic_configs={"segment.bytes": "65536"})], raise_errors=False)
+    [topic] = result["topics"]
+    assert (topic["error_code"], topic["error_message"]) == (
+        40, "Invalid value 65536 for configuration segment.bytes: Value must be at least 1048576")
+
+
 def test_kafka_python_legacy_alter_configs_keeps_the_modified_keys_it_describes_first(started, clients):
     admin = clients(started())
     admin.create_topics([NewTopic("orders", 1, 1, topic_configs={"retention.ms": "60000"})])
