@@ -114,7 +114,8 @@ class Node:
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id,
                                clock=now_ms, epoch_of=self._leader_epoch)
         self.logs.leading = False  # until `join_cluster` has raised this node's leader epochs
-        self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic)
+        self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic,
+                                    cached=self.writer.cached_topic)
         self.leader_epochs = LeaderEpochs(self.topics, self.logs, config.node_id, lambda: self.stopping)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.documents = GroupDocuments(self.store, self.serves)
