@@ -118,7 +118,7 @@ class Node:
                                clock=now_ms, epoch_of=self._leader_epoch)
         self.logs.leading = False  # until `join_cluster` has raised this node's leader epochs
         self.topics = TopicRegistry(self.writer.write, self.live_nodes, reload=self.writer.reload_topic,
-                                    configure=self._configure_new_topic)
+                                     configure=self._configure_new_topic, cached=self.writer.cached_topic)
         self.leader_epochs = LeaderEpochs(self.topics, self.logs, config.node_id, lambda: self.stopping)
         self.topic_watch = TopicWatch(self.store, self._topic_changed)
         self.configs = DynamicConfigs(self.store, self._config_changed)

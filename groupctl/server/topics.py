@@ -20,6 +20,9 @@ Invariants:
 - Leader epochs only rise: a partition starts at 0 (new topics and added partitions) and its
   leader raises it (`raise_leader_epochs`) each time it starts leading; growing a topic keeps
   the existing partitions' epochs.
+- A change of an existing topic is planned against the record its compare-and-set write is
+  against: read afresh (`reload`), or, when raising leader epochs, the writer's cached record
+  if it is the one held here.
 - Placement: partition p's replicas are `replication_factor` consecutive live nodes (id order)
   from index (start + p) mod n, so leaders spread round-robin; added partitions continue the
   sequence from the first existing partition whose leader is live (Kafka anchors on partition 0's).
@@ -97,16 +100,21 @@ def _check_replicas(p: int, nodes: Sequence[int], live: Sequence[int]) -> None:
 class TopicRegistry:
     def __init__(self, write: Callable[[list[Record]], Awaitable[None]], node_ids: Callable[[], list[int]],
                  reload: Optional[Callable[[str], Awaitable[Optional[TopicRecord]]]] = None,
-                 configure: Optional[Callable[[str, Mapping[str, str]], Awaitable[None]]] = None) -> None:
+                 configure: Optional[Callable[[str, Mapping[str, str]], Awaitable[None]]] = None,
+                 cached: Optional[Callable[[str], Optional[TopicRecord]]] = None) -> None:
         """`write` persists records (the node's RecordWriter); `node_ids` lists the live nodes
         new partitions may be placed on; `reload` (in a cluster) reads a topic's stored record
         afresh so that a change is planned against exactly what its compare-and-set write will
         find (another node may have changed the topic a moment ago); `configure(name, config)`
-        stores a new topic's whole config before the topic is written."""
+        stores a new topic's whole config before the topic is written; `cached` returns, without
+        a read, the record the writer's next compare-and-set write of a topic is against (None:
+        it would read one), which spares `raise_leader_epochs` its read when that record is
+        the one this registry holds."""
         self._write = write
         self._configure = configure
         self._node_ids = node_ids
         self._reload = reload
+        self._cached = cached
         self._by_name: dict[str, TopicRecord] = {}
         self._by_id: dict[str, TopicRecord] = {}
         # name -> future of the pending creation: its TopicRecord, or None if the write failed.
@@ -351,10 +359,18 @@ class TopicRegistry:
         """Raise by one the leader epoch of each partition of `name` that `node_id` leads, in one
         compare-and-set write after any change of `name` already queued, and return the record
         written (None: the topic is gone, or `node_id` leads none of it now). Raises TopicError
-        (NOT_CONTROLLER: another node changed the topic meanwhile) or what the write raises."""
+        (NOT_CONTROLLER: another node changed the topic meanwhile) or what the write raises.
+
+        The topic is read afresh first unless the writer's cached record (what the write's
+        compare-and-set is against) is the one held here: a node raises the epochs of all its
+        topics at each start, right after loading them, and one read per topic (each its own
+        ZooKeeper request) cost more than the coalesced writes (bench/leader_epoch_start.py).
+        A change another node made since fails the write all the same."""
         async with self._turn(name):
-            await self._refresh(name)
             current = self._by_name.get(name)
+            if current is None or self._cached is None or self._cached(name) != current:
+                await self._refresh(name)
+                current = self._by_name.get(name)
             led = [] if current is None else [p for p, nodes in current.replicas.items() if nodes[0] == node_id]
             if not led:
                 return None

@@ -71,6 +71,7 @@ class RecordWriter:
         self.node_id = node_id
         self._cache = ScopeCache()
         self._queue: list[_Call] = []
+        self._queued_records = 0  # records of the calls in `_queue`
         self._dispatch_scheduled = False
         self._busy: set[Scope] = set()  # scopes of the transactions in flight
         self._in_flight: set[asyncio.Task] = set()
@@ -105,6 +106,13 @@ class RecordWriter:
         doc = self._cache.docs.get(topic_path(name))
         return None if doc is None else TopicRecord.of(name, doc.value)
 
+    def cached_topic(self, name: str) -> Optional[TopicRecord]:
+        """The topic's record as this writer last read or wrote it, without reading the store
+        (None: not cached): the next write of the topic is a compare-and-set against the
+        version it was read or written at."""
+        doc = self._cache.docs.get(topic_path(name)) if ("topic", name) in self._cache.loaded else None
+        return None if doc is None else TopicRecord.of(name, doc.value)
+
     async def write(self, records: Iterable[Record], checks: Iterable[Op] = ()) -> None:
         """Return when `records` are durable (all of them, in one transaction with whatever
         other calls were coalesced with them, and with `checks`, which must hold for any of it
@@ -115,6 +123,7 @@ class RecordWriter:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         self._queue.append(_Call(records, {scope_of(r) for r in records}, list(checks), done))
+        self._queued_records += len(records)
         if not self._dispatch_scheduled:
             # Dispatch on the next loop iteration: the calls every task woken in this iteration
             # makes (one per request read from a socket) go into one transaction.
@@ -129,6 +138,8 @@ class RecordWriter:
         left waiting), up to MAX_COALESCED_RECORDS records."""
         self._dispatch_scheduled = False
         while self._queue and len(self._in_flight) < MAX_IN_FLIGHT:
+            if self._in_flight and self._queued_records < MAX_COALESCED_RECORDS:
+                return  # they cannot fill a transaction: no need to look (a queue of many calls)
             taken: list[_Call] = []
             waiting: list[_Call] = []
             held: set[Scope] = set()  # scopes of calls left waiting: later calls on them wait too
@@ -146,6 +157,7 @@ class RecordWriter:
             if not taken or (self._in_flight and not full and size < MAX_COALESCED_RECORDS):
                 return  # the calls wait for a transaction to finish, coalescing meanwhile
             self._queue = waiting
+            self._queued_records -= size
             scopes = set().union(*(call.scopes for call in taken))
             self._busy |= scopes
             task = asyncio.get_running_loop().create_task(self._run(taken, scopes))

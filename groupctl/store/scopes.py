@@ -21,7 +21,7 @@ from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.any_group import decode_group
 from groupctl.layout.offsets import OffsetsDocument
-from groupctl.layout.paths import group_path, offsets_path, topic_path
+from groupctl.layout.paths import GROUPS, group_path, offsets_path, topic_path
 from groupctl.layout.topics import TopicDocument
 from groupctl.store.base import MetadataStore, NoNode, StoreError
 
@@ -48,9 +48,9 @@ def scope_of(record: Record) -> Scope:
     return ("group", record.group)
 
 
-def _root(scope: Scope) -> str:
-    kind, name = scope
-    return group_path(name) if kind == "group" else topic_path(name)
+def _group_root(path: str) -> str:
+    """`/groups/<g>` for a node of group g's scope (names are encoded: no '/' inside)."""
+    return "/".join(path.split("/", 3)[:3]) if path.startswith(GROUPS + "/") else ""
 
 
 def _decoded(decode: Callable[[str, bytes], Any], where: str, data: bytes) -> Any:
@@ -110,11 +110,19 @@ class ScopeCache:
             self.loaded.add(scope)
 
     def forget(self, scopes: Iterable[Scope]) -> None:
-        """Drop the scopes' nodes: the next write of them reads them afresh."""
+        """Drop the scopes' nodes: the next write of them reads them afresh. A topic scope is
+        its one node; the nodes of group scopes are found in one pass over the cache, however
+        many groups are forgotten (a node forgetting its topics one by one at a start must not
+        cost the square of their number)."""
+        groups = set()
         for scope in scopes:
             self.loaded.discard(scope)
-            root = _root(scope)
-            for path in [p for p in self.docs if p == root or p.startswith(root + "/")]:
+            if scope[0] == "topic":
+                self.docs.pop(topic_path(scope[1]), None)
+            else:
+                groups.add(group_path(scope[1]))
+        if groups:
+            for path in [p for p in self.docs if _group_root(p) in groups]:
                 del self.docs[path]
 
     def forget_groups(self, belongs: Callable[[str], bool]) -> None:

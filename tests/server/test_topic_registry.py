@@ -12,6 +12,8 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord, TopicTombstone
 from groupctl.server.topics import MAX_PARTITIONS, TopicError, TopicRegistry
 from groupctl.store.base import StoreUnavailable
+from groupctl.store.embedded import EmbeddedStore
+from groupctl.store.persist import RecordWriter
 from tests.support.polling import run_ready_tasks
 
 
@@ -347,4 +349,34 @@ def test_raising_leader_epochs_writes_one_more_for_each_partition_the_node_leads
         assert writer.writes == [[raised]] and topics.get("orders") == raised
         assert await topics.raise_leader_epochs("other", 0) is None
         assert len(writer.writes) == 1
+    run(scenario)
+
+
+def test_raising_leader_epochs_right_after_loading_reads_nothing_and_a_change_made_since_is_refused():
+    async def scenario():
+        store = EmbeddedStore(None)
+        await store.start()
+        other = RecordWriter(store, 1)  # another node of the cluster
+        await other.start()
+        await other.write([TopicRecord("orders", "id-1", {0: [0], 1: [1]})])
+        writer = RecordWriter(store, 0)
+        reads = []
+
+        async def reload(name):
+            reads.append(name)
+            return await writer.reload_topic(name)
+
+        topics = TopicRegistry(writer.write, lambda: [0, 1], reload=reload, cached=writer.cached_topic)
+        for record in await writer.load():
+            topics.replay(record)
+        raised = await topics.raise_leader_epochs("orders", 0)
+        assert (raised.leader_epochs, reads) == ({0: 1}, [])
+        await other.reload_topic("orders")
+        await other.write([TopicRecord("orders", "id-1", {0: [0], 1: [1]}, leader_epochs={0: 1, 1: 1})])
+        with pytest.raises(TopicError) as error:
+            await topics.raise_leader_epochs("orders", 0)  # planned on what it knows: the write is refused
+        assert error.value.code is ErrorCode.NOT_CONTROLLER and topics.get("orders") == raised
+        again = await topics.raise_leader_epochs("orders", 0)  # the retry reads the topic
+        assert (again.leader_epochs, reads) == ({0: 2, 1: 1}, ["orders"])
+        await store.close()
     run(scenario)
