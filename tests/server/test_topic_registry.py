@@ -348,3 +348,13 @@ def test_raising_leader_epochs_writes_one_more_for_each_partition_the_node_leads
         assert await topics.raise_leader_epochs("other", 0) is None
         assert len(writer.writes) == 1
     run(scenario)
+
+
+def test_raising_leader_epochs_starts_above_a_local_log_epoch_the_stored_one_fell_behind():
+    async def scenario():
+        writer = GatedWriter()
+        topics = registry(nodes=(0,), writer=writer)
+        topics.replay(TopicRecord("orders", "id-1", {0: [0], 1: [0]}, leader_epochs={0: 4, 1: 9}))
+        raised = await topics.raise_leader_epochs("orders", 0, {("orders", 0): 7, ("orders", 1): 2})
+        assert [raised.leader_epoch(p) for p in range(2)] == [8, 10]
+    run(scenario)
