@@ -77,7 +77,11 @@ class LeaderEpochs:
             log.info("node %d leads its partitions at their new leader epochs", self._node_id)
 
     def sync(self, record: TopicRecord) -> None:
-        """Move the open logs of `record`'s partitions this node leads to the epochs it holds."""
+        """Move the open logs of `record`'s partitions this node leads to the epochs it holds.
+        Nothing while `leading` is False: `lead` then moves them itself, with the checkpoint
+        writes off the loop, before serving (the watch echoes its raises in the meantime)."""
+        if not self._logs.leading:
+            return
         for topic, partition, epoch in self._led_epochs(record):
             self._logs.lead(topic, partition, epoch)
 
