@@ -5,13 +5,16 @@ File format (Kafka's LeaderEpochCheckpointFile): a version line `0`, a count lin
 `<epoch> <start offset>` line per entry, oldest first. It is replaced whole (write to `.tmp`,
 fsync, rename, fsync the directory) whenever an epoch is assigned, so a crash leaves the old or
 the new file, never a torn one. Moving the log start truncates the cache in memory only: the file
-may keep entries below the log start, which the log drops again when it opens (after reading its
-log-start checkpoint), so the file never starts later than the durable log start. An empty log's file is written without the fsyncs: it holds one
+keeps the entries below the log start, which the log drops again when it opens (after reading
+its log-start checkpoint), so whatever the order of a crash, a failed log-start checkpoint and
+an epoch written meanwhile, the file never starts later than the durable log start. An empty log's file is written without the fsyncs: it holds one
 entry at offset 0, and losing it loses nothing (the log's next open assigns its epoch again),
 while two fsyncs would triple the cost of creating a partition.
 
 Invariants:
 - Entries are strictly increasing in both epoch and start offset; epochs and offsets are >= 0.
+- The answers use the entries truncated from the log start (`truncate_from_start`); the file
+  holds them untruncated from the start.
 - The latest entry's epoch is the partition's current leader epoch once the log is led
   (`PartitionLog` assigns (epoch, log end offset) when it opens or its epoch rises), and every
   batch appended after that carries it, so appends never add entries.
@@ -24,9 +27,10 @@ Invariants:
 
 Semantics follow Kafka's LeaderEpochFileCache: `assign`, `end_offset_for`, `epoch_for_offset`,
 `truncate_from_start` (the log start moved) and `truncate_from_end` (the log end moved back).
-Deliberate difference: recovery drops only entries that start past the log end; Kafka also drops
+Deliberate differences: recovery drops only entries that start past the log end; Kafka also drops
 an epoch that starts exactly at it (a leader that wrote nothing), which would forget the epoch a
-consumer may still validate against.
+consumer may still validate against. Kafka's file is truncated from the start too (asynchronously
+flushed); here it keeps the entries below the start (a few lines: one per epoch), see above.
 """
 
 from __future__ import annotations
@@ -52,9 +56,19 @@ class LeaderEpochCache:
         """A cache holding `entries` (already monotonic), written to `path` on change (None:
         kept in memory only)."""
         self.path = path
-        self._entries: list[Entry] = list(entries)  # replaced whole on change, never mutated
         self._lock = threading.Lock()
         self._retired = False
+        self._recorded: list[Entry] = []  # what the file holds: not truncated from the start
+        self._start = -1  # the log start the entries are truncated from in memory
+        self._entries: list[Entry] = []  # `_recorded` truncated from `_start`: what is answered
+        self._set(list(entries), -1)
+
+    def _set(self, recorded: list[Entry], start: int) -> None:
+        """Replace the entries whole (a `checkpoint` in another thread reads `_recorded` once)."""
+        removed = [entry for entry in recorded if entry[1] <= start]
+        self._entries = [(removed[-1][0], start)] + recorded[len(removed):] if removed else recorded
+        self._start = start
+        self._recorded = recorded
 
     @classmethod
     def load(cls, directory: Optional[Path]) -> Optional["LeaderEpochCache"]:
@@ -108,29 +122,29 @@ class LeaderEpochCache:
         are dropped first."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"invalid leader epoch entry ({epoch}, {start_offset})")
-        entries = self._entries
-        if entries:
-            latest_epoch, latest_start = entries[-1]
+        recorded = self._recorded
+        if recorded:
+            latest_epoch, latest_start = recorded[-1]
             if epoch == latest_epoch and start_offset >= latest_start:
                 return False
-        kept = [entry for entry in entries if entry[0] < epoch and entry[1] < start_offset]
-        self._entries = kept + [(epoch, start_offset)]
+        kept = [entry for entry in recorded if entry[0] < epoch and entry[1] < start_offset]
+        self._set(kept + [(epoch, start_offset)], self._start)
         return True
 
     def truncate_from_end(self, end_offset: int) -> None:
         """Drop the entries that start past `end_offset` (the log was cut back to it)."""
-        kept = [entry for entry in self._entries if entry[1] <= end_offset]
-        if len(kept) != len(self._entries):
-            self._entries = kept
+        kept = [entry for entry in self._recorded if entry[1] <= end_offset]
+        if len(kept) != len(self._recorded):
+            self._set(kept, self._start)
             self.checkpoint()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """The log now starts at `start_offset`: drop the entries that start at or before it
         and let the last of them start there instead (Kafka's truncateFromStart; an entry
-        starting exactly there is kept). In memory only (see the module docstring)."""
-        removed = [entry for entry in self._entries if entry[1] <= start_offset]
-        if removed:
-            self._entries = [(removed[-1][0], start_offset)] + self._entries[len(removed):]
+        starting exactly there is kept). In memory only: the file keeps what it recorded (see
+        the module docstring)."""
+        if start_offset > self._start:
+            self._set(self._recorded, start_offset)
 
     # -- questions -------------------------------------------------------------------------
 
@@ -162,13 +176,14 @@ class LeaderEpochCache:
     # -- the checkpoint file ---------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        """Write the current entries to the file: durably, unless the only entry starts at 0.
+        """Write the entries, not truncated from the start, to the file: durably, unless the
+        only entry starts at 0.
         Thread-safe; nothing once retired."""
         if self.path is None:
             return
         with self._lock:
             if not self._retired:
-                entries = self._entries
+                entries = self._recorded
                 self._write(entries, durable=len(entries) != 1 or entries[0][1] != 0)
 
     def retire(self) -> None:

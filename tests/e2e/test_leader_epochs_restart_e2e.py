@@ -253,4 +253,4 @@ def test_after_a_restart_describe_topic_partitions_and_a_log_start_moved_by_dele
         admin.close()
         node.stop()
     checkpoint = config.data_dir / "log" / f"{TOPIC}-0" / "leader-epoch-checkpoint"
-    assert checkpoint.read_text() == "0\n1\n1 4\n"
+    assert checkpoint.read_text() == "0\n2\n0 0\n1 3\n"  # truncated from the start when the log opens

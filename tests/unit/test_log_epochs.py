@@ -316,3 +316,17 @@ def test_a_failed_log_start_checkpoint_leaves_the_epochs_of_the_old_start_on_dis
     assert reopened.log_start_offset == 0
     assert reopened.epochs.epoch_for_offset(0) == 0
     reopened.close()
+
+
+def test_an_epoch_raised_before_a_moved_log_start_is_checkpointed_keeps_the_old_start_s_epochs_on_disk(tmp_path):
+    log = log_at(tmp_path, epoch=0)
+    log.append(records(3))
+    log.become_leader(1)
+    log.append(records(3))
+    log.delete_records_before(4)  # the node dies before `finish_removal` checkpoints the start
+    log.become_leader(2)
+    log.close()
+    reopened = log_at(tmp_path, epoch=2)
+    assert reopened.log_start_offset == 0
+    assert reopened.epochs.entries == [(0, 0), (1, 3), (2, 6)]
+    reopened.close()
