@@ -408,6 +408,8 @@ class LogManager:
         staged = {}
         for (opened, _), outcome in zip(wanted, outcomes):
             if isinstance(outcome, BaseException):
+                if self._logs.get((opened.topic, opened.partition)) is not opened:
+                    continue  # deleted meanwhile, with its directory
                 log.error("staging a segment for %s-%d failed", opened.topic, opened.partition, exc_info=outcome)
             else:
                 staged[id(opened)] = outcome
