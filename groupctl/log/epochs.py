@@ -4,29 +4,40 @@ Kafka's `leader-epoch-checkpoint` file in the partition's directory.
 File format (Kafka's LeaderEpochCheckpointFile): a version line `0`, a count line, then one
 `<epoch> <start offset>` line per entry, oldest first. It is replaced whole (write to `.tmp`,
 fsync, rename, fsync the directory) whenever an epoch is assigned, so a crash leaves the old or
-the new file, never a torn one. An empty log's file is written without the fsyncs: it holds one
+the new file, never a torn one. Moving the log start truncates the cache in memory only: the file
+keeps the entries below the log start, which the log drops again when it opens (after reading
+its log-start checkpoint), so whatever the order of a crash, a failed log-start checkpoint and
+an epoch written meanwhile, the file never starts later than the durable log start. An empty log's file is written without the fsyncs: it holds one
 entry at offset 0, and losing it loses nothing (the log's next open assigns its epoch again),
 while two fsyncs would triple the cost of creating a partition.
 
 Invariants:
 - Entries are strictly increasing in both epoch and start offset; epochs and offsets are >= 0.
+- The answers use the entries truncated from the log start (`truncate_from_start`); the file
+  holds them untruncated from the start.
 - The latest entry's epoch is the partition's current leader epoch once the log is led
   (`PartitionLog` assigns (epoch, log end offset) when it opens or its epoch rises), and every
   batch appended after that carries it, so appends never add entries.
-- Not thread-safe: the log's owner (the node's event loop) calls it, except while the log is
-  being built in a worker thread.
+- Epochs only rise: `PartitionLog` never assigns an epoch below the latest entry (a lower one
+  would wipe the entries above it, and with them the epochs clients still validate against).
+- The log's owner (the node's event loop) changes it, except while the log is being built in a
+  worker thread. `checkpoint` may run in a worker thread: every change replaces the entry list
+  whole, and writes take a lock, so a write holds the entries of one moment and two writes
+  never share the temporary file. Once `retire`d (the log is being deleted) nothing is written.
 
 Semantics follow Kafka's LeaderEpochFileCache: `assign`, `end_offset_for`, `epoch_for_offset`,
 `truncate_from_start` (the log start moved) and `truncate_from_end` (the log end moved back).
-Deliberate difference: recovery drops only entries that start past the log end; Kafka also drops
+Deliberate differences: recovery drops only entries that start past the log end; Kafka also drops
 an epoch that starts exactly at it (a leader that wrote nothing), which would forget the epoch a
-consumer may still validate against.
+consumer may still validate against. Kafka's file is truncated from the start too (asynchronously
+flushed); here it keeps the entries below the start (a few lines: one per epoch), see above.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
@@ -45,7 +56,19 @@ class LeaderEpochCache:
         """A cache holding `entries` (already monotonic), written to `path` on change (None:
         kept in memory only)."""
         self.path = path
-        self._entries: list[Entry] = list(entries)
+        self._lock = threading.Lock()
+        self._retired = False
+        self._recorded: list[Entry] = []  # what the file holds: not truncated from the start
+        self._start = -1  # the log start the entries are truncated from in memory
+        self._entries: list[Entry] = []  # `_recorded` truncated from `_start`: what is answered
+        self._set(list(entries), -1)
+
+    def _set(self, recorded: list[Entry], start: int) -> None:
+        """Replace the entries whole (a `checkpoint` in another thread reads `_recorded` once)."""
+        removed = [entry for entry in recorded if entry[1] <= start]
+        self._entries = [(removed[-1][0], start)] + recorded[len(removed):] if removed else recorded
+        self._start = start
+        self._recorded = recorded
 
     @classmethod
     def load(cls, directory: Optional[Path]) -> Optional["LeaderEpochCache"]:
@@ -64,12 +87,13 @@ class LeaderEpochCache:
     def rebuild(cls, directory: Optional[Path], batch_epochs: Iterable[Entry]) -> "LeaderEpochCache":
         """A cache rebuilt from (partition leader epoch, base offset) of every batch in offset
         order, as Kafka's log recovery does; batches without an epoch (-1) add nothing."""
-        cache = cls(directory / CHECKPOINT_FILE if directory is not None else None)
+        entries: list[Entry] = []
         for epoch, offset in batch_epochs:
-            if epoch >= 0 and (not cache._entries or epoch > cache._entries[-1][0]):
-                cache._entries.append((epoch, offset))
-        if cache._entries:
-            cache._write()
+            if epoch >= 0 and (not entries or epoch > entries[-1][0]):
+                entries.append((epoch, offset))
+        cache = cls(directory / CHECKPOINT_FILE if directory is not None else None, entries)
+        if entries:
+            cache.checkpoint()
         return cache
 
     @property
@@ -87,37 +111,40 @@ class LeaderEpochCache:
     # -- changes ---------------------------------------------------------------------------
 
     def assign(self, epoch: int, start_offset: int) -> None:
-        """Record that `epoch` begins at `start_offset` and checkpoint it (durably, unless it is
-        the only entry and starts at 0) before returning. A no-op when `epoch` is already the
-        latest and starts no later; entries that would break monotonicity (an epoch >= it, or a
-        start >= its start) are dropped first."""
+        """`advance`, then `checkpoint` when that changed anything, before returning."""
+        if self.advance(epoch, start_offset):
+            self.checkpoint()
+
+    def advance(self, epoch: int, start_offset: int) -> bool:
+        """Record in memory that `epoch` begins at `start_offset`; True when that changed the
+        cache (then `checkpoint` it). A no-op when `epoch` is already the latest and starts no
+        later; entries that would break monotonicity (an epoch >= it, or a start >= its start)
+        are dropped first."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"invalid leader epoch entry ({epoch}, {start_offset})")
-        if self._entries:
-            latest_epoch, latest_start = self._entries[-1]
+        recorded = self._recorded
+        if recorded:
+            latest_epoch, latest_start = recorded[-1]
             if epoch == latest_epoch and start_offset >= latest_start:
-                return
-        while self._entries and (self._entries[-1][0] >= epoch or self._entries[-1][1] >= start_offset):
-            self._entries.pop()
-        self._entries.append((epoch, start_offset))
-        self._write(durable=self._entries != [(epoch, 0)])
+                return False
+        kept = [entry for entry in recorded if entry[0] < epoch and entry[1] < start_offset]
+        self._set(kept + [(epoch, start_offset)], self._start)
+        return True
 
     def truncate_from_end(self, end_offset: int) -> None:
         """Drop the entries that start past `end_offset` (the log was cut back to it)."""
-        kept = [entry for entry in self._entries if entry[1] <= end_offset]
-        if len(kept) != len(self._entries):
-            self._entries = kept
-            self._write()
+        kept = [entry for entry in self._recorded if entry[1] <= end_offset]
+        if len(kept) != len(self._recorded):
+            self._set(kept, self._start)
+            self.checkpoint()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """The log now starts at `start_offset`: drop the entries that start at or before it
         and let the last of them start there instead (Kafka's truncateFromStart; an entry
-        starting exactly there is kept)."""
-        removed = [entry for entry in self._entries if entry[1] <= start_offset]
-        if not removed:
-            return
-        self._entries = [(removed[-1][0], start_offset)] + self._entries[len(removed):]
-        self._write(durable=False)  # a log opening truncates its cache from its checkpointed start again
+        starting exactly there is kept). In memory only: the file keeps what it recorded (see
+        the module docstring)."""
+        if start_offset > self._start:
+            self._set(self._recorded, start_offset)
 
     # -- questions -------------------------------------------------------------------------
 
@@ -148,11 +175,26 @@ class LeaderEpochCache:
 
     # -- the checkpoint file ---------------------------------------------------------------
 
-    def _write(self, durable: bool = True) -> None:
+    def checkpoint(self) -> None:
+        """Write the entries, not truncated from the start, to the file: durably, unless the
+        only entry starts at 0.
+        Thread-safe; nothing once retired."""
         if self.path is None:
             return
-        lines = [str(CHECKPOINT_VERSION), str(len(self._entries))]
-        lines += [f"{epoch} {start}" for epoch, start in self._entries]
+        with self._lock:
+            if not self._retired:
+                entries = self._recorded
+                self._write(entries, durable=len(entries) != 1 or entries[0][1] != 0)
+
+    def retire(self) -> None:
+        """Write nothing more: the log is being deleted (waits for a write under way)."""
+        with self._lock:
+            self._retired = True
+
+    def _write(self, entries: list[Entry], durable: bool) -> None:
+        assert self.path is not None
+        lines = [str(CHECKPOINT_VERSION), str(len(entries))]
+        lines += [f"{epoch} {start}" for epoch, start in entries]
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -205,3 +247,13 @@ def open_cache(directory: Optional[Path], batch_epochs: Callable[[], Iterable[En
         cache = LeaderEpochCache.rebuild(directory, batch_epochs())
     cache.truncate_from_end(log_end_offset)
     return cache
+
+
+def checkpointed_latest_epoch(directory: Path) -> int:
+    """The latest epoch in `directory`'s checkpoint file without opening the log; -1 when the
+    file is missing or damaged (opening the log would rebuild it from the batch headers)."""
+    try:
+        entries = _parse(directory / CHECKPOINT_FILE, (directory / CHECKPOINT_FILE).read_text())
+    except (OSError, ValueError):
+        return UNDEFINED_EPOCH
+    return entries[-1][0] if entries else UNDEFINED_EPOCH

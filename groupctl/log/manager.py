@@ -28,13 +28,15 @@ Invariants:
 Topic configs: every log honours its topic's `LogConfig` (`set_topic_config`, applied to open
 logs at once and to logs opened later); a topic without one gets the manager's default, built
 from its `segment_bytes`. Retention (`start_retention`) is a task on the loop that, every
-log.retention.check.interval.ms, lets each open log detach its expired segments (on the loop, so
+log.retention.check.interval.ms, creates in worker threads the segments that logs whose every
+segment expired roll to, lets each open log detach its expired segments (on the loop, so
 no read can reach them afterwards) and then checkpoints the new start and unlinks them in a
 worker thread (`finish_removal`). Logs nobody has opened since the node started are not looked
 at (Kafka opens every log at start-up); they do not grow either, and are retained once opened.
 
 Leader epochs: a log opens at the epoch `epoch_of(topic, partition)` gives then (the node's topic
-registry), read on the loop's thread, and `lead` moves an open log to a new epoch; a log that
+registry), read on the loop's thread, unless its own cache holds a later one, and `lead` raises an
+open log to a new epoch (`lead_all` for many, writing their checkpoints in worker threads); a log that
 finishes opening after its epoch changed is moved on registration. `leading` is False while the
 node raises the epochs of the partitions it leads (a start, a new ZooKeeper session): the
 handlers then answer those partitions as a broker that is not their leader yet does.
@@ -58,9 +60,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from groupctl.log.config import DEFAULT_SEGMENT_BYTES, LogConfig
+from groupctl.log.epochs import checkpointed_latest_epoch
 from groupctl.log.errors import LogDirLockedError, LogError, PartitionDeletedError
 from groupctl.log.partition import Clock, PartitionLog, Removal, wall_clock_ms
 from groupctl.log.producer_ids import ProducerIdAllocator
+from groupctl.log.segment import Segment
 
 log = logging.getLogger(__name__)
 
@@ -150,11 +154,76 @@ class LogManager:
         return opened
 
     def lead(self, topic: str, partition: int, leader_epoch: int) -> None:
-        """Move the open log of `topic`/`partition` (if any) to `leader_epoch`: later appends
-        carry it and its epoch cache records where it began (a checkpoint write and fsync)."""
+        """Move the open log of `topic`/`partition` (if any) up to `leader_epoch`: later appends
+        carry it and its epoch cache records where it began (a checkpoint write and fsync on
+        this thread). A lower epoch changes nothing (`PartitionLog.raise_epoch`)."""
         opened = self._logs.get((topic, partition))
-        if opened is not None and opened.leader_epoch != leader_epoch:
+        if opened is not None:
             opened.become_leader(leader_epoch)
+
+    async def lead_all(self, epochs: Iterable[tuple[str, int, int]]) -> None:
+        """`lead` for each (topic, partition, epoch), with the epoch caches' checkpoint writes
+        done in worker threads, returning once all of them are. For the node's own leadership
+        changes while `leading` is False: no append is served then, so none can be acknowledged
+        at an epoch whose checkpoint is not written yet. Raises what a write of a log still
+        open raises (a log deleted meanwhile writes nothing: its cache is retired)."""
+        raised = []
+        for topic, partition, leader_epoch in epochs:
+            opened = self._logs.get((topic, partition))
+            if opened is not None and opened.raise_epoch(leader_epoch):
+                raised.append(opened)
+        if not raised or self.data_dir is None:
+            return
+        if self._closed:
+            raise LogError("the log manager is closed")
+        await asyncio.gather(*(asyncio.wrap_future(self._pool().submit(opened.epochs.checkpoint))
+                               for opened in raised))
+
+    async def latest_epochs(self, partitions: Iterable[Key]) -> dict[Key, int]:
+        """(topic, partition) -> the latest leader epoch its log on this node has led at, -1 when
+        none is known: an open log's epoch from memory, another's from the last entry of its
+        epoch checkpoint file, read in a worker thread (a log opening meanwhile opens at no
+        less). Reading the file rather than opening the log keeps an untouched partition free."""
+        epochs: dict[Key, int] = {}
+        unopened: list[tuple[Key, Path]] = []
+        for key in partitions:
+            opened = self._logs.get(key)
+            if opened is not None:
+                epochs[key] = opened.leader_epoch
+            elif self.data_dir is not None and not self._closed:
+                directory = self._directory(*key)
+                assert directory is not None
+                unopened.append((key, directory))
+        if unopened:
+            latest = await asyncio.wrap_future(self._pool().submit(
+                lambda: [checkpointed_latest_epoch(directory) for _, directory in unopened]))
+            epochs.update((key, epoch) for (key, _), epoch in zip(unopened, latest))
+        return epochs
+
+    async def sizes(self, partitions: Iterable[Key]) -> dict[Key, int]:
+        """(topic, partition) -> the bytes of its log's segments, without opening a log: an open
+        log's from memory, another's by stat'ing its segment files in a worker thread (0 when it
+        has none yet; a torn tail or segments below a checkpointed start, which opening would
+        remove, are counted)."""
+        sizes: dict[Key, int] = {}
+        unopened: list[tuple[Key, Path]] = []
+        for key in partitions:
+            opened = self._logs.get(key)
+            if opened is not None:
+                sizes[key] = opened.size_bytes
+            elif self.data_dir is not None:
+                directory = self._directory(*key)
+                assert directory is not None
+                unopened.append((key, directory))
+            else:
+                sizes[key] = 0
+        if unopened:
+            if self._closed:
+                raise LogError("the log manager is closed")
+            stated = await asyncio.wrap_future(self._pool().submit(
+                lambda: [segment_files_size(directory) for _, directory in unopened]))
+            sizes.update((key, size) for (key, _), size in zip(unopened, stated))
+        return sizes
 
     def _directory(self, topic: str, partition: int) -> Optional[Path]:
         if not _TOPIC.match(topic) or topic in (".", "..") or partition < 0:
@@ -305,8 +374,18 @@ class LogManager:
         """One retention pass over the open logs (`PartitionLog.retention_removal`). A log whose
         checkpoint fails is logged: its start has moved in memory, and the detached segments'
         files are removed at its next open once a later checkpoint has been written."""
-        moved = [(opened, opened.retention_removal()) for opened in list(self._logs.values())]
-        moved = [(opened, removal) for opened, removal in moved if removal.segments]
+        candidates = list(self._logs.values())
+        staged = await self._stage_rolls(candidates)
+        moved = []
+        for opened in candidates:
+            segment = staged.get(id(opened))
+            if self._logs.get((opened.topic, opened.partition)) is not opened:
+                if segment is not None:
+                    segment.close()  # deleted or closed meanwhile: the next open removes the files
+                continue
+            removal = opened.retention_removal(segment)
+            if removal.segments:
+                moved.append((opened, removal))
         outcomes = await asyncio.gather(*(self.finish_removal(opened, removal) for opened, removal in moved),
                                         return_exceptions=True)
         for (opened, removal), outcome in zip(moved, outcomes):
@@ -315,6 +394,26 @@ class LogManager:
             else:
                 log.info("retention deleted %d segment(s) of %s-%d; the log now starts at %d",
                          len(removal.segments), opened.topic, opened.partition, removal.log_start_offset)
+
+    async def _stage_rolls(self, logs: list[PartitionLog]) -> dict[int, Segment]:
+        """id(log) -> the segment staged in a worker thread for each of `logs` whose every
+        segment expired (`PartitionLog.stage_segment`); a failure is logged and that log keeps
+        its active segment this pass."""
+        if self.data_dir is None or self._closed:
+            return {}
+        wanted = [(opened, base) for opened in logs if (base := opened.retention_roll_base()) is not None]
+        outcomes = await asyncio.gather(
+            *(asyncio.wrap_future(self._pool().submit(opened.stage_segment, base)) for opened, base in wanted),
+            return_exceptions=True)
+        staged = {}
+        for (opened, _), outcome in zip(wanted, outcomes):
+            if isinstance(outcome, BaseException):
+                if self._logs.get((opened.topic, opened.partition)) is not opened:
+                    continue  # deleted meanwhile, with its directory
+                log.error("staging a segment for %s-%d failed", opened.topic, opened.partition, exc_info=outcome)
+            else:
+                staged[id(opened)] = outcome
+        return staged
 
     # -- moving log starts ------------------------------------------------------------------
 
@@ -388,6 +487,15 @@ class LogManager:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def segment_files_size(directory: Path) -> int:
+    """The bytes of the segment (`<base offset>.log`) files in `directory`, 0 when it is missing."""
+    try:
+        return sum(entry.stat().st_size for entry in os.scandir(directory)
+                   if entry.name.endswith(".log") and entry.name[:-4].isdigit())
+    except FileNotFoundError:
+        return 0
 
 
 def _discard(opened: Optional[PartitionLog], directory: Path) -> None:

@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -35,6 +36,7 @@ from groupctl.log.storage import FileStorage, MemoryStorage, Storage
 log = logging.getLogger(__name__)
 
 SCAN_CHUNK_BYTES = 64 * 1024
+STAGED_SUFFIX = ".staged"  # a segment created ahead of a roll, not part of the log yet
 
 
 def segment_paths(directory: Path, base_offset: int) -> tuple[Path, Path]:
@@ -82,6 +84,26 @@ class Segment:
         segment.storage.truncate(0)
         segment.index.clear()
         return segment
+
+    @classmethod
+    def create_staged(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> "Segment":
+        """A new empty segment under staging names (`<stem>.log.staged`, `<stem>.index.staged`),
+        so it can be created in a worker thread while the log's owner keeps using the log: no
+        name the log reads, rolls to or deletes is touched. `unstage` gives it its real names."""
+        log_path, index_path = segment_paths(directory, base_offset)
+        segment = cls(base_offset, FileStorage(log_path.with_name(log_path.name + STAGED_SUFFIX)),
+                      SparseIndex(index_path.with_name(index_path.name + STAGED_SUFFIX)), index_interval_bytes)
+        segment.storage.truncate(0)
+        segment.index.clear()
+        return segment
+
+    def unstage(self) -> None:
+        """Rename a staged segment's files to their real names (two renames, no data written)."""
+        for holder in (self.storage, self.index):
+            if holder.path is not None and holder.path.name.endswith(STAGED_SUFFIX):
+                final = holder.path.with_name(holder.path.name.removesuffix(STAGED_SUFFIX))
+                os.replace(holder.path, final)
+                holder.path = final
 
     @classmethod
     def open_closed(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> "Segment":

@@ -355,8 +355,12 @@ class TopicRegistry:
         return [record.name for record in self.all()
                 if any(nodes and nodes[0] == node_id for nodes in record.replicas.values())]
 
-    async def raise_leader_epochs(self, name: str, node_id: int) -> Optional[TopicRecord]:
-        """Raise by one the leader epoch of each partition of `name` that `node_id` leads, in one
+    async def raise_leader_epochs(self, name: str, node_id: int,
+                                  local: Mapping[tuple[str, int], int] = {}) -> Optional[TopicRecord]:
+        """Raise the leader epoch of each partition of `name` that `node_id` leads to one above
+        both the stored epoch and `local[(name, partition)]` (the latest epoch its log on this
+        node has led at, if known: the stored one can be behind it when an older node rewrote
+        the document without epochs, or ZooKeeper was wiped but not the data dir), in one
         compare-and-set write after any change of `name` already queued, and return the record
         written (None: the topic is gone, or `node_id` leads none of it now). Raises TopicError
         (NOT_CONTROLLER: another node changed the topic meanwhile) or what the write raises.
@@ -374,7 +378,7 @@ class TopicRegistry:
             led = [] if current is None else [p for p, nodes in current.replicas.items() if nodes[0] == node_id]
             if not led:
                 return None
-            raised = {p: current.leader_epoch(p) + 1 for p in led}
+            raised = {p: max(current.leader_epoch(p), local.get((name, p), -1)) + 1 for p in led}
             record = TopicRecord(name=name, topic_id=current.topic_id, replicas=current.replicas,
                                  leader_epochs={**current.leader_epochs, **raised})
             await self._write_change(record)

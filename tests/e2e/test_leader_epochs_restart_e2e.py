@@ -8,6 +8,7 @@ the epoch of the batch it lands in."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import replace
@@ -15,11 +16,13 @@ from dataclasses import replace
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaAdminClient, KafkaConsumer
+from kazoo.client import KazooClient
 from kafka.admin import NewTopic
 from kafka.structs import TopicPartition as KafkaTopicPartition
 from kafka.protocol.consumer import ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafka.protocol.metadata import MetadataRequest
 
+from groupctl.store.zookeeper import split_connect
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 from tests.support.wire import exchange
@@ -155,6 +158,36 @@ def test_the_other_node_of_a_cluster_reports_the_raised_epoch(zk_connect, tmp_pa
             node.stop()
 
 
+def test_a_topic_document_that_lost_its_epochs_is_raised_above_the_epoch_the_log_led_at(zk_connect, tmp_path):
+    config = node_config(zk=zk_connect, data_dir=tmp_path / "data")
+    for restart in range(3):  # leads at epochs 0, 1, 2
+        node = InProcessCoordinator(replace(config, port=0)).start()
+        try:
+            produce(node.bootstrap, range(2))
+        finally:
+            node.stop()
+    hosts, chroot = split_connect(zk_connect)
+    client = KazooClient(hosts=hosts)
+    client.start(timeout=10)
+    try:  # as an older node rewrites it: without the leader_epochs field
+        path = f"{chroot}/brokers/topics/{TOPIC}"
+        document = json.loads(client.get(path)[0])
+        assert document.pop("leader_epochs") == {"0": 2}
+        client.set(path, json.dumps(document).encode())
+    finally:
+        client.stop()
+        client.close()
+    node = InProcessCoordinator(replace(config, port=0)).start()
+    try:
+        assert metadata_epochs(node) == {0: 3}
+        assert end_offset_of(node, 2) == (0, 2, 6)
+        assert end_offset_of(node, 1) == (0, 1, 4)
+        produce(node.bootstrap, range(1))
+        assert end_offset_of(node, 3) == (0, 3, 7)
+    finally:
+        node.stop()
+
+
 def test_librdkafka_resumes_from_an_offset_committed_with_its_epoch_after_a_restart(store_config):
     node = InProcessCoordinator(store_config).start()
     produce(node.bootstrap, range(4))
@@ -220,4 +253,4 @@ def test_after_a_restart_describe_topic_partitions_and_a_log_start_moved_by_dele
         admin.close()
         node.stop()
     checkpoint = config.data_dir / "log" / f"{TOPIC}-0" / "leader-epoch-checkpoint"
-    assert checkpoint.read_text() == "0\n1\n1 4\n"
+    assert checkpoint.read_text() == "0\n2\n0 0\n1 3\n"  # truncated from the start when the log opens

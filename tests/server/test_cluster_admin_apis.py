@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from dataclasses import replace
 
 import pytest
 from confluent_kafka import ElectionType, TopicCollection, TopicPartition as ConfluentPartition
@@ -128,6 +129,27 @@ def test_describe_log_dirs_lists_the_log_directory_with_each_partitions_size(dis
              for p in topic["partitions"]}
     assert sizes == {0: (0, 0, False), 1: (disk_node.node.logs.get("alpha", 1).size_bytes, 0, False)}
     assert sizes[1][0] > 100
+
+
+def test_describe_log_dirs_sizes_logs_not_open_yet_without_opening_them(tmp_path, admin_of):
+    config = node_config(data_dir=tmp_path / "data")
+    node = InProcessCoordinator(config).start()
+    try:
+        create(admin_of(node), alpha=2)
+        producer = KafkaProducer(bootstrap_servers=node.bootstrap)
+        producer.send("alpha", b"x" * 100, partition=1).get(timeout=10)
+        producer.close()
+        size = node.node.logs.get("alpha", 1).size_bytes
+    finally:
+        node.stop()
+    node = InProcessCoordinator(replace(config, port=0)).start()
+    try:
+        [directory] = admin_of(node).describe_log_dirs()[0]["log_dirs"]
+        [topic] = directory["topics"]
+        assert {p["partition_index"]: p["partition_size"] for p in topic["partitions"]} == {0: 0, 1: size}
+        assert node.node.logs.get("alpha", 0) is None and node.node.logs.get("alpha", 1) is None
+    finally:
+        node.stop()
 
 
 def test_describe_log_dirs_lists_only_the_named_partitions_at_its_first_version(disk_node, admin_of):

@@ -379,4 +379,15 @@ def test_raising_leader_epochs_right_after_loading_reads_nothing_and_a_change_ma
         again = await topics.raise_leader_epochs("orders", 0)  # the retry reads the topic
         assert (again.leader_epochs, reads) == ({0: 2, 1: 1}, ["orders"])
         await store.close()
+
+    run(scenario)
+
+
+def test_raising_leader_epochs_starts_above_a_local_log_epoch_the_stored_one_fell_behind():
+    async def scenario():
+        writer = GatedWriter()
+        topics = registry(nodes=(0,), writer=writer)
+        topics.replay(TopicRecord("orders", "id-1", {0: [0], 1: [0]}, leader_epochs={0: 4, 1: 9}))
+        raised = await topics.raise_leader_epochs("orders", 0, {("orders", 0): 7, ("orders", 1): 2})
+        assert [raised.leader_epoch(p) for p in range(2)] == [8, 10]
     run(scenario)

@@ -5,6 +5,8 @@ log start following, the active segment rolled first when it expires too)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
@@ -12,6 +14,7 @@ from kafka.record.default_records import DefaultRecordBatch
 from groupctl.log import LogConfig, LogManager, OffsetOutOfRangeError, RecordTooLargeError
 from groupctl.log.checkpoints import LOG_START_FILE
 from groupctl.log.config import LOG_APPEND_TIME
+from groupctl.log.segment import STAGED_SUFFIX
 from tests.unit.test_log_partition import batch, batches_in
 
 HOUR_MS = 3_600_000
@@ -200,3 +203,68 @@ def test_without_a_first_timestamp_segment_ms_counts_from_the_segments_creation(
     manager.test_clock.now_ms += 1
     log.append(batch(1, timestamps=[-1]))
     assert log.segment_base_offsets == [0, 2]
+
+
+def test_retention_of_an_entirely_expired_log_does_no_fsync_and_creates_no_file_on_the_loop(tmp_path, monkeypatch):
+    clock = ManualClock(10 * HOUR_MS)
+    manager = LogManager(tmp_path / "logs", clock=clock)
+    on_loop: list[str] = []
+    loop_thread = threading.current_thread()
+    real_fsync, real_open = os.fsync, os.open
+
+    def fsync(fd):
+        if threading.current_thread() is loop_thread:
+            on_loop.append(f"fsync {fd}")
+        return real_fsync(fd)
+
+    def open_(path, flags, *args):
+        if threading.current_thread() is loop_thread and flags & os.O_CREAT:
+            on_loop.append(f"create {path}")
+        return real_open(path, flags, *args)
+
+    try:
+        log = fill_segments(manager, LogConfig(segment_bytes=BATCH, retention_ms=HOUR_MS),
+                            [clock.now_ms - 3 * HOUR_MS, clock.now_ms - 2 * HOUR_MS])
+        monkeypatch.setattr(os, "fsync", fsync)
+        monkeypatch.setattr(os, "open", open_)
+        retain(manager)
+        monkeypatch.undo()
+        assert on_loop == []
+        assert (log.segment_base_offsets, log.log_start_offset) == ([20], 20)
+        assert sorted(path.name for path in log.directory.iterdir() if path.suffix in (".log", ".index")) == [
+            f"{20:020d}.index", f"{20:020d}.log"]
+        assert log.append(batch(1)).base_offset == 20
+    finally:
+        manager.close()
+
+
+def test_an_append_racing_a_staged_roll_keeps_the_active_segment_until_the_next_pass(tmp_path):
+    clock = ManualClock(10 * HOUR_MS)
+    manager = LogManager(tmp_path / "logs", clock=clock)
+    try:
+        log = fill_segments(manager, LogConfig(segment_bytes=BATCH * 2, retention_ms=HOUR_MS),
+                            [clock.now_ms - 3 * HOUR_MS])
+        staged = log.stage_segment(log.retention_roll_base())
+        log.append(batch(1, first_timestamp=clock.now_ms - 3 * HOUR_MS))  # still expired, log end moved
+        removal = log.retention_removal(staged)
+        assert (removal.log_start_offset, log.segment_base_offsets) == (0, [0])
+        assert not list(log.directory.glob("*" + STAGED_SUFFIX))
+        retain(manager)
+        assert (log.segment_base_offsets, log.log_start_offset, log.log_end_offset) == ([11], 11, 11)
+    finally:
+        manager.close()
+
+
+def test_a_segment_staged_before_a_crash_is_removed_when_the_log_opens(tmp_path):
+    manager = LogManager(tmp_path / "logs")
+    log = manager.partition("orders", 0)
+    log.append(batch(1))
+    log.stage_segment(1).close()
+    manager.close()
+    reopened = LogManager(tmp_path / "logs")
+    try:
+        log = reopened.partition("orders", 0)
+        assert not list(log.directory.glob("*" + STAGED_SUFFIX))
+        assert (log.segment_base_offsets, log.log_end_offset) == ([0], 1)
+    finally:
+        reopened.close()

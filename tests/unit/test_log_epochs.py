@@ -4,7 +4,9 @@ epoch on every batch it appends and keeps the cache in step when it reopens."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 
 import pytest
 from kafka.record.memory_records import MemoryRecordsBuilder
@@ -215,3 +217,116 @@ def test_only_an_empty_logs_checkpoint_is_written_without_fsync(tmp_path, monkey
     log.become_leader(1)
     assert len(synced) == 2  # the file, then the directory holding the renamed file
     log.close()
+
+
+# --- epochs never go back -------------------------------------------------------------------
+
+
+def test_a_log_is_never_moved_to_a_lower_epoch_and_keeps_the_entries_above_it(tmp_path):
+    manager = LogManager(tmp_path, epoch_of=lambda topic, partition: 5)
+    log = manager.partition("orders", 0)
+    log.append(records(2))
+    manager.lead("orders", 0, 6)
+    manager.lead("orders", 0, 1)  # e.g. the topic document lost its leader_epochs field
+    assert (log.leader_epoch, log.epochs.entries) == (6, [(5, 0), (6, 2)])
+    assert log.epochs.end_offset_for(5, log.log_end_offset) == (5, 2)
+    manager.close()
+
+
+def test_a_log_opened_at_an_epoch_below_its_cache_leads_at_its_latest_epoch(tmp_path):
+    log = log_at(tmp_path, epoch=3)
+    log.append(records(2))
+    log.close()
+    reopened = log_at(tmp_path, epoch=0)  # e.g. ZooKeeper was wiped, the data dir kept
+    assert (reopened.leader_epoch, reopened.epochs.entries) == (3, [(3, 0)])
+    reopened.append(records(1))
+    assert batch_epochs(reopened) == [3, 3]
+    reopened.close()
+
+
+def test_the_latest_epochs_of_logs_not_open_come_from_their_checkpoints_without_opening_them(tmp_path):
+    async def scenario():
+        manager = LogManager(tmp_path, epoch_of=lambda topic, partition: 7)
+        try:
+            (await manager.open("orders", 0)).append(records(1))
+            manager.close()
+            manager = LogManager(tmp_path)
+            (await manager.open("orders", 1)).become_leader(2)
+            latest = await manager.latest_epochs([("orders", 0), ("orders", 1), ("orders", 2)])
+            assert latest == {("orders", 0): 7, ("orders", 1): 2, ("orders", 2): -1}
+            assert manager.get("orders", 0) is None and manager.get("orders", 2) is None
+        finally:
+            manager.close()
+    asyncio.run(scenario())
+
+
+# --- checkpoint writes off the loop -----------------------------------------------------------
+
+
+def test_raising_the_epochs_of_many_logs_writes_their_checkpoints_in_worker_threads(tmp_path, monkeypatch):
+    async def scenario():
+        manager = LogManager(tmp_path)
+        try:
+            logs = [await manager.open("orders", p) for p in range(3)]
+            for log in logs:
+                log.append(records(2))
+            loop_thread = threading.current_thread()
+            on_loop = []
+            real_fsync = os.fsync
+            monkeypatch.setattr(os, "fsync", lambda fd: (threading.current_thread() is loop_thread
+                                                         and on_loop.append(fd)) or real_fsync(fd))
+            await manager.lead_all([("orders", p, 1) for p in range(3)] + [("orders", 9, 1)])
+            monkeypatch.undo()
+            assert on_loop == []
+            for log in logs:
+                assert (log.leader_epoch, log.epochs.entries) == (1, [(0, 0), (1, 2)])
+                assert (log.directory / CHECKPOINT_FILE).read_text() == "0\n2\n0 0\n1 2\n"
+        finally:
+            manager.close()
+    asyncio.run(scenario())
+
+
+def test_a_deleted_log_writes_no_epoch_checkpoint_into_its_removed_directory(tmp_path):
+    log = log_at(tmp_path / "orders-0")
+    log.append(records(1))
+    assert log.raise_epoch(1)
+    log.delete()
+    log.epochs.checkpoint()  # a worker thread's write finishing late
+    assert not (tmp_path / "orders-0").exists()
+
+
+# --- the log start and the epoch checkpoint ---------------------------------------------------
+
+
+def test_a_failed_log_start_checkpoint_leaves_the_epochs_of_the_old_start_on_disk(tmp_path, monkeypatch):
+    log = log_at(tmp_path, epoch=0)
+    log.append(records(3))
+    log.become_leader(1)
+    log.append(records(3))
+
+    def fail(offset):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(log._checkpoint, "_write", fail)
+    with pytest.raises(OSError):
+        log.finish_removal(log.delete_records_before(4))  # DeleteRecords answers KAFKA_STORAGE_ERROR
+    assert log.epochs.entries == [(1, 4)]  # in memory the start moved, as Kafka's
+    log.close()
+    reopened = log_at(tmp_path, epoch=1)
+    assert reopened.log_start_offset == 0
+    assert reopened.epochs.epoch_for_offset(0) == 0
+    reopened.close()
+
+
+def test_an_epoch_raised_before_a_moved_log_start_is_checkpointed_keeps_the_old_start_s_epochs_on_disk(tmp_path):
+    log = log_at(tmp_path, epoch=0)
+    log.append(records(3))
+    log.become_leader(1)
+    log.append(records(3))
+    log.delete_records_before(4)  # the node dies before `finish_removal` checkpoints the start
+    log.become_leader(2)
+    log.close()
+    reopened = log_at(tmp_path, epoch=2)
+    assert reopened.log_start_offset == 0
+    assert reopened.epochs.entries == [(0, 0), (1, 3), (2, 6)]
+    reopened.close()

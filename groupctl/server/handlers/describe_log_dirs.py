@@ -11,10 +11,11 @@ segments), `offset_lag` 0 (the log end offset is the high watermark) and `is_fut
 (logs never move between directories). A null topic list means every such partition; otherwise
 only the named ones this node hosts are listed, and a topic left with no partition is left out.
 Total and usable bytes come from `os.statvfs` of the directory, as Java's FileStore reports them.
-Logs not open yet are opened first (off the event loop: `local_partitions.open_logs`), as a Kafka
-broker keeps every hosted log open; one that cannot be opened is left out (its error is logged). A node without a data dir
-keeps its logs in memory and has no log directory: the answer lists none, as a broker without
-log dirs would.
+Sizes never open a log (`LogManager.sizes`): an open log is sized from memory, one not open yet
+by stat'ing its segment files in a worker thread, so describing the directory costs no log
+recovery and leaves untouched partitions untouched (a Kafka broker has every log open anyway).
+A node without a data dir keeps its logs in memory and has no log directory: the answer lists
+none, as a broker without log dirs would.
 
 Authorization (`--authorizer`), as Kafka: Describe on the Cluster, else the top-level error
 CLUSTER_AUTHORIZATION_FAILED (v3+) and no directories.
@@ -31,7 +32,6 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import cluster_allowed
-from groupctl.server.handlers.local_partitions import open_logs
 
 
 def log_dir(ctx) -> Optional[Path]:
@@ -54,14 +54,11 @@ def _volume(directory: Path) -> tuple[int, int]:
 
 
 async def _sizes(ctx, partitions: list[tuple[str, int]]) -> dict[str, list[tuple[int, int]]]:
-    """topic -> [(partition, size in bytes)] of the logs of `partitions` that could be opened."""
-    logs = ctx.node.logs
-    failed = await open_logs(ctx, [key for key in partitions if logs.get(*key) is None])
+    """topic -> [(partition, size in bytes)] of `partitions`."""
     sizes: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    found = await ctx.node.logs.sizes(partitions)
     for topic, p in partitions:
-        opened = logs.get(topic, p)
-        if (topic, p) not in failed and opened is not None:
-            sizes[topic].append((p, opened.size_bytes))
+        sizes[topic].append((p, found[(topic, p)]))
     return sizes
 
 
