@@ -7,9 +7,10 @@ echo server.
 The node runs in a child process of its own (`--serve`, below): a node with its partition logs in
 a temp data dir (`--memory`: in memory) and two topics of one partition per connection, `create`
 with message.timestamp.type=CreateTime and `append` with LogAppendTime, where the log stamps each
-batch with its append time and re-computes its CRC. No request sets a topic config on this node
-yet (no AlterConfigs), so the child calls `node.logs.set_topic_config` itself, on the node's loop,
-before it prints its port. Both topics get the same segment.bytes and retention.bytes (checked
+batch with its append time and re-computes its CRC. The child gives the topics their configs
+with `node.logs.set_topic_config`, on the node's loop, before it prints its port: what a
+CreateTopics or IncrementalAlterConfigs with these configs ends in (written when neither API
+existed yet; the figures are the same either way). Both topics get the same segment.bytes and retention.bytes (checked
 every second) so that the disk holds a bounded amount whatever the rate; only the timestamp type
 differs.
 
