@@ -264,29 +264,40 @@ def offset_fetch_call(coordinator: Node, group: str) -> Call:
     return Call(coordinator, OFFSET_FETCH, (2, 7), build)
 
 
-def parse_offset_fetch(response: Any, group: str) -> dict[TopicPartition, int]:
-    """{(topic, partition): committed offset}; partitions without a committed offset omitted."""
+class CommittedOffsets(dict[TopicPartition, int]):
+    """{(topic, partition): committed offset} of one group as OffsetFetch answered, carrying the
+    leader epoch committed with each offset (`leader_epoch`), so that every report of a committed
+    offset can say its epoch. Equal to a plain dict of the same offsets (the epochs aside)."""
+
+    def __init__(self, offsets: Mapping[TopicPartition, int] = MappingProxyType({}),
+                 leader_epochs: Mapping[TopicPartition, int] = MappingProxyType({})) -> None:
+        super().__init__(offsets)
+        self.leader_epochs: dict[TopicPartition, int] = {tp: e for tp, e in leader_epochs.items() if tp in offsets}
+
+    def leader_epoch(self, tp: TopicPartition) -> Optional[int]:
+        """The leader epoch committed with the offset of `tp`; None when none was (or no offset)."""
+        return self.leader_epochs.get(tp)
+
+
+def parse_offset_fetch(response: Any, group: str) -> CommittedOffsets:
+    """The committed offsets of an `offset_fetch_call` answer, with the leader epochs committed
+    with them (OffsetFetch v5+); partitions without a committed offset omitted."""
     _check_group_error(response.error_code, group, "OffsetFetch")
-    return _committed(response.topics, group)
+    return _committed(response.topics, group, with_epochs=response.version >= 5)
 
 
-def committed_leader_epochs(response: Any) -> dict[TopicPartition, int]:
-    """{(topic, partition): the leader epoch committed with its offset} of an `offset_fetch_call`
-    answer (OffsetFetch v5+); partitions committed without one (-1) are omitted."""
-    return {(topic.name, p.partition_index): p.committed_leader_epoch
-            for topic in response.topics for p in topic.partitions
-            if response.version >= 5 and p.committed_offset >= 0 and p.committed_leader_epoch >= 0}
-
-
-def _committed(topics: Iterable[Any], group: str) -> dict[TopicPartition, int]:
-    committed = {}
+def _committed(topics: Iterable[Any], group: str, with_epochs: bool) -> CommittedOffsets:
+    """The offsets committed (>= 0) and the leader epochs committed with them (>= 0: -1 is none)."""
+    offsets, epochs = {}, {}
     for topic in topics:
         for p in topic.partitions:
             if p.error_code:
                 _check_group_error(p.error_code, group, "OffsetFetch")
             if p.committed_offset >= 0:
-                committed[(topic.name, p.partition_index)] = p.committed_offset
-    return committed
+                offsets[(topic.name, p.partition_index)] = p.committed_offset
+                if with_epochs and p.committed_leader_epoch >= 0:
+                    epochs[(topic.name, p.partition_index)] = p.committed_leader_epoch
+    return CommittedOffsets(offsets, epochs)
 
 
 OFFSET_FETCH_GROUPS_MIN_VERSION = 8
@@ -310,15 +321,15 @@ def offset_fetch_groups_call(coordinator: Node, groups: Sequence[str]) -> Call:
     return Call(coordinator, OFFSET_FETCH, (OFFSET_FETCH_GROUPS_MIN_VERSION, 9), build)
 
 
-def parse_offset_fetch_groups(response: Any) -> dict[str, dict[TopicPartition, int] | OpsError]:
+def parse_offset_fetch_groups(response: Any) -> dict[str, CommittedOffsets | OpsError]:
     """Per group of an `offset_fetch_groups_call` answer: its committed offsets as
     `parse_offset_fetch` reads them, or the error that would raise for it (`CoordinatorMoved`,
     `NotFound`, `OpsError`), so that one group's error does not hide the others' offsets."""
-    answers: dict[str, dict[TopicPartition, int] | OpsError] = {}
+    answers: dict[str, CommittedOffsets | OpsError] = {}
     for g in response.groups:
         try:
             _check_group_error(g.error_code, g.group_id, "OffsetFetch")
-            answers[g.group_id] = _committed(g.topics, g.group_id)
+            answers[g.group_id] = _committed(g.topics, g.group_id, with_epochs=True)
         except OpsError as exc:
             answers[g.group_id] = exc
     return answers

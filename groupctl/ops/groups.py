@@ -51,7 +51,7 @@ from groupctl.client.kafka import (
 )
 from groupctl.layout.consumer_groups import CONSUMER
 from groupctl.layout.groups import CLASSIC, GROUP_TYPES
-from groupctl.ops.lag import PartitionOffsets, partition_offsets
+from groupctl.ops.lag import PartitionOffsets, offset_rows, partition_offsets
 from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
@@ -175,7 +175,7 @@ def list_groups(
     return tuple(sorted(listings, key=lambda g: g.group))
 
 
-def _committed_of_many(client: KafkaClient, coordinators: Mapping[str, Node]) -> dict[str, dict[apis.TopicPartition, int]]:
+def _committed_of_many(client: KafkaClient, coordinators: Mapping[str, Node]) -> dict[str, apis.CommittedOffsets]:
     """The committed offsets of each group, given the coordinator it was listed by, in few
     exchanges: per coordinator, OffsetFetch requests of `PIPELINED_CALLS` groups where it serves
     v8+, else one request per group, all pipelined. A group whose coordinator moved meanwhile is
@@ -193,14 +193,14 @@ def _committed_of_many(client: KafkaClient, coordinators: Mapping[str, Node]) ->
         else:
             calls += [apis.offset_fetch_call(node, group) for group in groups]
             asked += [[group] for group in groups]
-    committed: dict[str, dict[apis.TopicPartition, int]] = {}
+    committed: dict[str, apis.CommittedOffsets] = {}
     moved = []
     for groups, answer in zip(asked, apis.call_in_batches(client, calls)):
         for group, found in _offset_fetch_answers(answer, groups).items():
             if isinstance(found, apis.CoordinatorMoved):
                 moved.append(group)
             elif isinstance(found, NotFound):
-                committed[group] = {}
+                committed[group] = apis.CommittedOffsets()
             elif isinstance(found, OpsError):
                 raise found
             else:
@@ -210,16 +210,16 @@ def _committed_of_many(client: KafkaClient, coordinators: Mapping[str, Node]) ->
             committed[group] = apis.with_coordinator(client, group, lambda node, g=group: apis.parse_offset_fetch(
                 client.call_many([apis.offset_fetch_call(node, g)])[0], g))
         except NotFound:
-            committed[group] = {}
+            committed[group] = apis.CommittedOffsets()
     return committed
 
 
-def _offset_fetch_answers(answer: Any, groups: Sequence[str]) -> dict[str, dict[apis.TopicPartition, int] | OpsError]:
+def _offset_fetch_answers(answer: Any, groups: Sequence[str]) -> dict[str, apis.CommittedOffsets | OpsError]:
     """Per group asked, its committed offsets or error, from a one-group (v2-7) or a batched
     (v8+) OffsetFetch answer; a group the answer leaves out has none."""
     if answer.version >= apis.OFFSET_FETCH_GROUPS_MIN_VERSION:
         found = apis.parse_offset_fetch_groups(answer)
-        return {group: found.get(group, {}) for group in groups}
+        return {group: found.get(group, apis.CommittedOffsets()) for group in groups}
     [group] = groups
     try:
         return {group: apis.parse_offset_fetch(answer, group)}
@@ -375,7 +375,7 @@ def describe_groups(
     sent; a bootstrap that cannot be reached raises."""
     unique = [check_group_id(group) for group in dict.fromkeys(groups)]
     with KafkaClient(bootstrap, timeout=timeout) as client:
-        found: dict[str, tuple[GroupDescription, Mapping[apis.TopicPartition, int]]] = {}
+        found: dict[str, tuple[GroupDescription, apis.CommittedOffsets]] = {}
         failed: dict[str, OpsError] = {}
         located = apis.find_coordinators(client, unique)
         by_node: dict[Node, list[str]] = {}
@@ -429,7 +429,7 @@ def _describe_many_on(client: KafkaClient, coordinator: Node, groups: Sequence[s
 
 
 def _describe_on(client: KafkaClient, coordinator: Node, group: str,
-                 include_offsets: bool) -> tuple[GroupDescription, Mapping[apis.TopicPartition, int]]:
+                 include_offsets: bool) -> tuple[GroupDescription, apis.CommittedOffsets]:
     """The group as `coordinator` describes it (without offsets) and its committed offsets, in one
     pipelined exchange."""
     calls = _describe_calls(client, coordinator, group, include_offsets)
@@ -451,14 +451,14 @@ def _describe_calls(client: KafkaClient, coordinator: Node, group: str, include_
 
 
 def _read_description(group: str, coordinator: Node, answers: Mapping[str, Any],
-                      include_offsets: bool) -> tuple[GroupDescription, Mapping[apis.TopicPartition, int]]:
+                      include_offsets: bool) -> tuple[GroupDescription, apis.CommittedOffsets]:
     """The answers to `_describe_calls` (by name) as the group's description (without offsets)
     and committed offsets: a group ConsumerGroupDescribe describes is a consumer group, any other
     is as DescribeGroups describes it; NotFound unless the group exists (`check_group_exists`)."""
     consumer = None
     if "consumer" in answers:
         consumer = consumer_apis.parse_consumer_group_describe(answers["consumer"])[0]
-    committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else {}
+    committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else apis.CommittedOffsets()
     if consumer is not None:
         return _consumer_description(consumer, coordinator), committed
     info = apis.parse_describe_groups(answers["classic"])[0]
@@ -482,7 +482,7 @@ def _assigned(described: GroupDescription) -> list[apis.TopicPartition]:
 
 
 def _offsets_of_many(
-    client: KafkaClient, groups: Sequence[tuple[Mapping[apis.TopicPartition, int], Sequence[apis.TopicPartition]]]
+    client: KafkaClient, groups: Sequence[tuple[apis.CommittedOffsets, Sequence[apis.TopicPartition]]]
 ) -> list[tuple[PartitionOffsets, ...]]:
     """`partition_offsets` of each (committed, assigned) pair, with one Metadata and one
     ListOffsets per leader for the partitions of all of them."""
@@ -491,8 +491,7 @@ def _offsets_of_many(
         return [() for _ in groups]
     metadata = client.metadata(sorted({t for t, _ in every}))
     [log_end] = apis.list_offsets(client, metadata, every, [apis.LATEST])
-    return [tuple(PartitionOffsets(t, p, committed.get((t, p)), log_end.get((t, p)))
-                  for t, p in sorted({*committed, *assigned})) for committed, assigned in groups]
+    return [offset_rows(committed, sorted({*committed, *assigned}), log_end) for committed, assigned in groups]
 
 
 def only_with_lag(described: GroupDescription) -> GroupDescription:

@@ -7,6 +7,11 @@ log end (committed with `offsets commit`, or kept after the topic was recreated)
 sums wrongly into a group's total lag. Lag is null when either side is unknown (nothing
 committed yet, or the partition's leader could not be asked).
 
+A row reports the leader epoch committed with its offset (`kafka_apis.CommittedOffsets`), so every
+JSON row of a committed offset (describe, offsets show, one group or many) carries
+`committed_leader_epoch` (null when none was committed); the tables keep kafka-consumer-groups.sh's
+columns.
+
 A module of its own so that `group describe` does not import the reset machinery.
 """
 
@@ -17,7 +22,7 @@ from typing import Iterable, Mapping, Optional
 
 from groupctl.lag.offsets import ahead_of_log_end, consumer_lag
 from groupctl.client import kafka_apis as apis
-from groupctl.client.kafka_apis import TopicPartition
+from groupctl.client.kafka_apis import CommittedOffsets, TopicPartition
 from groupctl.client.kafka import KafkaClient
 
 
@@ -30,6 +35,7 @@ class PartitionOffsets:
     partition: int
     committed_offset: Optional[int]
     log_end_offset: Optional[int]
+    committed_leader_epoch: Optional[int] = None  # None: committed without one, or nothing committed
 
     @property
     def lag(self) -> Optional[int]:
@@ -41,16 +47,25 @@ class PartitionOffsets:
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "partition": self.partition, "committed_offset": self.committed_offset,
-                "log_end_offset": self.log_end_offset, "lag": self.lag, "ahead_of_log_end": self.ahead_of_log_end}
+                "log_end_offset": self.log_end_offset, "lag": self.lag, "ahead_of_log_end": self.ahead_of_log_end,
+                "committed_leader_epoch": self.committed_leader_epoch}
 
 
 def partition_offsets(
-    client: KafkaClient, committed: Mapping[TopicPartition, int], also: Iterable[TopicPartition] = ()
+    client: KafkaClient, committed: CommittedOffsets, also: Iterable[TopicPartition] = ()
 ) -> tuple[PartitionOffsets, ...]:
-    """Committed offset, log end offset and lag of every committed partition and of `also`."""
+    """Committed offset (with its leader epoch), log end offset and lag of every committed
+    partition and of `also`."""
     partitions = sorted(set(committed) | set(also))
     if not partitions:
         return ()
     metadata = client.metadata(sorted({t for t, _ in partitions}))
     [log_end] = apis.list_offsets(client, metadata, partitions, [apis.LATEST])
-    return tuple(PartitionOffsets(t, p, committed.get((t, p)), log_end.get((t, p))) for t, p in partitions)
+    return offset_rows(committed, partitions, log_end)
+
+
+def offset_rows(committed: CommittedOffsets, partitions: Iterable[TopicPartition],
+                log_end: Mapping[TopicPartition, Optional[int]]) -> tuple[PartitionOffsets, ...]:
+    """The rows of `partitions` (in their order) from a group's committed offsets and the log ends."""
+    return tuple(PartitionOffsets(t, p, committed.get((t, p)), log_end.get((t, p)), committed.leader_epoch((t, p)))
+                 for t, p in partitions)

@@ -44,7 +44,7 @@ from groupctl.client import consumer_group_apis as consumer_apis
 from groupctl.client import kafka_apis as apis
 from groupctl.errors import BadInput, NotFound, OpsError, Refused
 from groupctl.ops.groups import check_group_exists, check_group_id
-from groupctl.client.kafka_apis import GroupInfo, TopicPartition
+from groupctl.client.kafka_apis import CommittedOffsets, GroupInfo, TopicPartition
 from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, KafkaClient, Node, error_name
 from groupctl.ops.lag import PartitionOffsets, partition_offsets
 from groupctl.ops.plan_csv import CsvPlan, format_csv, parse_csv
@@ -74,15 +74,10 @@ ACTIVE_GROUP_COMMIT_ERRORS = frozenset({22, 25, 27})  # ILLEGAL_GENERATION, UNKN
 class GroupOffsets:
     group: str
     state: str
-    offsets: tuple[PartitionOffsets, ...]
-    leader_epochs: Mapping[TopicPartition, int] = field(default_factory=dict)
-    """The leader epoch committed with each offset, where one was (JSON only: the table keeps
-    kafka-consumer-groups.sh's columns)."""
+    offsets: tuple[PartitionOffsets, ...]  # each with the leader epoch committed with its offset
 
     def to_json(self) -> dict:
-        return {"group": self.group, "state": self.state, "offsets": [
-            {**o.to_json(), "committed_leader_epoch": self.leader_epochs.get((o.topic, o.partition))}
-            for o in self.offsets]}
+        return {"group": self.group, "state": self.state, "offsets": [o.to_json() for o in self.offsets]}
 
 
 @dataclass(frozen=True)
@@ -136,30 +131,22 @@ def check_inactive(group: str, info: GroupInfo) -> None:
         raise refusal(group, info)
 
 
-def group_and_committed(client: KafkaClient, coordinator: Node, group: str
-                        ) -> tuple[GroupInfo, dict[TopicPartition, int], dict[TopicPartition, int]]:
+def group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, CommittedOffsets]:
     """The group's state and members (DescribeGroups, and ConsumerGroupDescribe where served: a
-    KIP-848 consumer group is described by it alone), its committed offsets and the leader epochs
-    committed with them (OffsetFetch), in one pipelined exchange."""
+    KIP-848 consumer group is described by it alone) and its committed offsets with the leader
+    epochs committed with them (OffsetFetch), in one pipelined exchange."""
     calls = consumer_apis.group_state_calls(client, coordinator, [group])
     *described, fetched = client.call_many([*calls, apis.offset_fetch_call(coordinator, group)])
-    return (consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group),
-            apis.committed_leader_epochs(fetched))
-
-
-def group_and_offsets(client: KafkaClient, coordinator: Node, group: str) -> tuple[GroupInfo, dict[TopicPartition, int]]:
-    """`group_and_committed` without the committed leader epochs."""
-    info, committed, _ = group_and_committed(client, coordinator, group)
-    return info, committed
+    return consumer_apis.parse_group_states(described)[0], apis.parse_offset_fetch(fetched, group)
 
 
 def group_offsets(client: KafkaClient, group: str) -> GroupOffsets:
     """`show_offsets` of `group` with an open client."""
-    info, committed, epochs = apis.with_coordinator(
-        client, group, lambda coordinator: group_and_committed(client, coordinator, group))
+    info, committed = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
     check_group_exists(group, info, committed)
     assigned = [(t, p) for m in info.members for t, ps in m.assignment.items() for p in ps]
-    return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned), epochs)
+    return GroupOffsets(group, info.state, partition_offsets(client, committed, assigned))
 
 
 def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupOffsets:
@@ -172,10 +159,10 @@ def show_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAU
 
 def committed_offsets(client: KafkaClient, group: str) -> GroupCommitted:
     """The committed offsets of an existing group (NotFound otherwise), with an open client."""
-    info, committed, epochs = apis.with_coordinator(
-        client, group, lambda coordinator: group_and_committed(client, coordinator, group))
+    info, committed = apis.with_coordinator(
+        client, group, lambda coordinator: group_and_offsets(client, coordinator, group))
     check_group_exists(group, info, committed)
-    return GroupCommitted(group, dict(sorted(committed.items())), epochs)
+    return GroupCommitted(group, dict(sorted(committed.items())), committed.leader_epochs)
 
 
 def export_offsets(bootstrap: BootstrapLike, group: str, *, timeout: float = DEFAULT_TIMEOUT) -> GroupCommitted:

@@ -316,7 +316,8 @@ def test_describe_json_has_exactly_the_documented_keys(described):
     assert (document["group_type"], document["group_epoch"], document["assignment_epoch"], document["assignor"]) == (
         "classic", None, None, None)
     assert [list(o) for o in document["offsets"]] == [
-        ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end"]] * 3
+        ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end",
+         "committed_leader_epoch"]] * 3
     assert document["offsets"][1]["lag"] is None
     assert described == [("h:1", "orders", True)]
 

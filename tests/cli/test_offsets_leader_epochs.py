@@ -137,3 +137,24 @@ def test_a_write_commits_the_leader_epoch_the_nodes_own_metadata_reports(node):
         reported = client.metadata([TOPIC]).leader_epoch(TOPIC, 0)
     invoke(node, "offsets", "reset", group, "--all-topics", "--to-latest", "--execute")
     assert committed(node, group) == {(TOPIC, 0): (10, -1 if reported is None else reported)}
+
+
+def test_group_describe_and_offsets_show_report_the_same_committed_leader_epochs_for_one_group_and_many(node):
+    group, other = new_group(), new_group()
+    commit(node, group, {(TOPIC, 0): 3}, epoch=5)
+    commit(node, group, {(TOPIC, 1): 4}, epoch=-1)
+    commit(node, other, {(TOPIC, 0): 2}, epoch=9)
+    expected = {group: [(0, 3, 5), (1, 4, None)], other: [(0, 2, 9)]}
+
+    def epochs(rows: list) -> list:
+        return [(o["partition"], o["committed_offset"], o["committed_leader_epoch"]) for o in rows]
+
+    for g in (group, other):
+        shown = as_json(node, "offsets", "show", g)["offsets"]
+        described = as_json(node, "group", "describe", g)["offsets"]
+        assert epochs(shown) == epochs(described) == expected[g]
+        assert described == shown
+    for many in (["--all-groups"], ["--group", group, "--group", other]):
+        shown = {d["group"]: d["offsets"] for d in as_json(node, "offsets", "show", *many)}
+        described = {d["group"]: d["offsets"] for d in as_json(node, "group", "describe", *many)}
+        assert {g: epochs(shown[g]) for g in expected} == {g: epochs(described[g]) for g in expected} == expected
