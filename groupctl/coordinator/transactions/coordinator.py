@@ -19,7 +19,8 @@ Invariants:
   InitProducerId that would exhaust it takes a new producer id at epoch 0 (KIP-360).
 - Fencing (a new InitProducerId while a transaction is open, or a transaction open longer than
   its timeout) aborts the transaction under the epoch plus one, which no producer holds, so the
-  fenced producer's next request is PRODUCER_FENCED; the new producer gets
+  fenced producer's next request is PRODUCER_FENCED (already while the fence is being written,
+  as in Kafka, which bumps the epoch in memory first); the new producer gets
   CONCURRENT_TRANSACTIONS until the abort completes, and its retry bumps the epoch again.
 - An id is visible (DescribeTransactions, ListTransactions) once its first record is persisted.
 - `load` rebuilds the state from the last record of each id; transactions found preparing are
@@ -36,6 +37,8 @@ Deliberate differences from Kafka:
 - Transactions V2 (KIP-890 part 2: an epoch bump at every EndTxn) is not offered: the node does
   not advertise the transaction.version feature, so clients use V1 semantics.
 - Transactional ids do not expire (Kafka's transactional.id.expiration.ms, state Dead) yet.
+- PRODUCER_FENCED is answered for every version; the handlers map it to INVALID_PRODUCER_EPOCH
+  for the versions before it existed, as Kafka's KafkaApis does.
 - Timeouts are found by `expire`, called by the shell when `next_timeout_ms` is due, rather
   than by a periodic scan; the rule is Kafka's: start + timeout < now.
 """

@@ -6,7 +6,7 @@ is its state, so loading is "keep the last record per id" and a record written t
 
 Invariants:
 - Records are immutable values; `partitions` is a frozenset of (topic, partition).
-- `start_ms` is -1 exactly when no transaction is open or completing (state Empty).
+- `start_ms` is -1 in state Empty; otherwise it is when the current (or last) transaction opened.
 - Producer epochs are Kafka's shorts: -1 means "none", 32767 (`MAX_PRODUCER_EPOCH`) is reserved
   for fencing, and an epoch at or above 32766 is exhausted (the next bump takes a new producer id).
 """
