@@ -5,7 +5,9 @@ Every operation takes `now_ms` and returns an `Outcome`; the shell persists its 
 core (`written` or `write_failed`), then sends the reply. Committing or aborting is three steps:
 EndTxn writes PrepareCommit/PrepareAbort and answers; `written` hands back the `MarkerWrite` for
 every partition of the transaction; once the markers are in the partition logs the shell calls
-`markers_written`, whose CompleteCommit/CompleteAbort record ends the transaction.
+`markers_written`, whose CompleteCommit/CompleteAbort record ends the transaction. Answers are
+version-free: the handlers turn PRODUCER_FENCED into INVALID_PRODUCER_EPOCH for the request
+versions that predate it, as Kafka's KafkaApis does.
 
 Invariants:
 - A transactional id's state changes only when its record is persisted (`written`); until then
@@ -37,8 +39,6 @@ Deliberate differences from Kafka:
 - Transactions V2 (KIP-890 part 2: an epoch bump at every EndTxn) is not offered: the node does
   not advertise the transaction.version feature, so clients use V1 semantics.
 - Transactional ids do not expire (Kafka's transactional.id.expiration.ms, state Dead) yet.
-- PRODUCER_FENCED is answered for every version; the handlers map it to INVALID_PRODUCER_EPOCH
-  for the versions before it existed, as Kafka's KafkaApis does.
 - Timeouts are found by `expire`, called by the shell when `next_timeout_ms` is due, rather
   than by a periodic scan; the rule is Kafka's: start + timeout < now.
 """
