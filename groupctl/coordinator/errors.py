@@ -54,6 +54,7 @@ class ErrorCode(IntEnum):
     FETCH_SESSION_ID_NOT_FOUND = 70
     OUT_OF_ORDER_SEQUENCE_NUMBER = 45
     INVALID_PRODUCER_EPOCH = 47
+    INVALID_TXN_STATE = 48
     # Security (authentication, authorization, credentials).
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
