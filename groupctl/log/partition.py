@@ -9,8 +9,10 @@ Invariants:
   (Kafka's rule; the segment's creation time when that batch has no timestamp).
 - The log honours one `LogConfig` at a time (`configure` replaces it between two calls); the
   clock (`clock`, wall-clock ms) decides LogAppendTime stamps, time rolls and retention.ms.
-- Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches) plus a
-  few fields per segment; nothing is kept per batch or per record.
+- Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches), a few
+  fields per segment and its segments' aborted transactions (one entry per abort marker, read
+  from the `.txnindex` files at open; Kafka reads them from the file per fetch); nothing is
+  kept per batch or per record.
 - Not thread-safe: one owner (the node's event loop) appends, reads and calls listeners.
 - Durability: an append is in the OS page cache when it returns, so it survives the process
   dying; it reaches the disk on roll, `flush()` and `close()`. On this single-replica node

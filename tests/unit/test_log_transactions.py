@@ -353,3 +353,17 @@ def test_an_unused_staged_segment_leaves_the_live_segment_of_its_base_alone(tmp_
     assert log.segment_base_offsets == [0, 1]
     staged.delete()
     assert (tmp_path / f"{1:020d}.txnindex").read_bytes() == struct.pack(">hqqqq", 0, 7, 0, 1, 2)
+
+
+def test_a_torn_last_entry_of_a_transaction_index_is_dropped_when_it_is_loaded(tmp_path):
+    log = open_log(tmp_path, segment_bytes=100)
+    log.append(batch(7, 0, 0))
+    log.append_marker(7, 0, commit=False, coordinator_epoch=0)  # rolls: the entry is in segment 1
+    log.append(plain())  # rolls again: segment 1 is closed
+    log.close()
+    index = tmp_path / f"{1:020d}.txnindex"
+    whole = index.read_bytes()
+    index.write_bytes(whole + whole[:10])
+    reopened = open_log(tmp_path, segment_bytes=100)
+    assert reopened.aborted_transactions(0, reopened.log_end_offset) == [AbortedTxn(7, 0, 1, 2)]
+    assert index.read_bytes() == whole
