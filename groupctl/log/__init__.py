@@ -4,6 +4,7 @@ Fetch and searched by ListOffsets. See `partition.py` for the invariants and dur
 from groupctl.log.errors import (
     CorruptBatchError,
     InvalidProducerEpochError,
+    InvalidTxnStateError,
     LogCorruptionError,
     LogDirLockedError,
     LogError,
@@ -12,8 +13,10 @@ from groupctl.log.errors import (
     PartitionDeletedError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
+    TransactionCoordinatorFencedError,
     UnsupportedMagicError,
 )
+from groupctl.log.batches import next_offset_after
 from groupctl.log.config import LogConfig
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
 from groupctl.log.partition import HIGH_WATERMARK, AppendResult, PartitionLog, Removal
@@ -27,11 +30,13 @@ __all__ = [
     "DEFAULT_SEGMENT_BYTES",
     "HIGH_WATERMARK",
     "InvalidProducerEpochError",
+    "InvalidTxnStateError",
     "LogCorruptionError",
     "LogDirLockedError",
     "LogConfig",
     "LogError",
     "LogManager",
+    "next_offset_after",
     "OffsetOutOfRangeError",
     "OutOfOrderSequenceError",
     "PartitionDeletedError",
@@ -41,5 +46,6 @@ __all__ = [
     "RecordBatchTooLargeError",
     "RecordTooLargeError",
     "Removal",
+    "TransactionCoordinatorFencedError",
     "UnsupportedMagicError",
 ]

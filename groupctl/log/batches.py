@@ -15,8 +15,8 @@ Kafka's leader stamps it; consumers read it as the record's leader epoch. Batche
 this node stamped epochs carry -1 ("no epoch"), which clients treat as unknown.
 
 Deliberate differences from Apache Kafka:
-- A produced control batch is refused as corrupt (only a transaction coordinator writes them,
-  and this node has none); Kafka answers INVALID_RECORD for malformed produce batches, which
+- A produced control batch is refused as corrupt (only the transaction coordinator writes them,
+  through `PartitionLog.append_marker`); Kafka answers INVALID_RECORD for malformed produce batches, which
   this node reports as CORRUPT_MESSAGE (see `errors.py`).
 """
 
@@ -60,6 +60,14 @@ class BatchHeader:
     producer_epoch: int
     base_sequence: int  # -1 when the producer is not idempotent
     leader_epoch: int = NO_PARTITION_LEADER_EPOCH  # the partition leader epoch stamped at append
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & DefaultRecordBatch.TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & DefaultRecordBatch.CONTROL_MASK)
 
     @property
     def last_offset(self) -> int:
@@ -150,6 +158,19 @@ def assign_offsets(
         )
         offset += header.last_offset_delta + 1
     return out, assigned
+
+
+def next_offset_after(data: bytes | bytearray | memoryview) -> Optional[int]:
+    """One past the last offset of the whole batches in `data` (as a read returns them), None
+    when there is none: the upper bound of the aborted transactions a read_committed fetch of
+    `data` needs."""
+    pos = 0
+    end = None
+    while pos < len(data):
+        header = parse_header(data, pos, pos)
+        end = header.next_offset
+        pos += header.size
+    return end
 
 
 def first_record_at_or_after(batch: bytes, timestamp: int, min_offset: int = 0) -> Optional[tuple[int, int]]:

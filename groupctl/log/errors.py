@@ -61,3 +61,13 @@ class RecordTooLargeError(LogError):
 class RecordBatchTooLargeError(LogError):
     """The batches of one produced partition together exceed the topic's segment.bytes, so no
     segment could hold them. Answered as RECORD_LIST_TOO_LARGE."""
+
+
+class InvalidTxnStateError(LogError):
+    """A producer with a transaction open on this partition sent a non-transactional batch
+    (Kafka's InvalidTxnStateException). Answered as INVALID_TXN_STATE."""
+
+
+class TransactionCoordinatorFencedError(LogError):
+    """A transaction marker carries a coordinator epoch older than the one that last wrote a
+    marker for the producer (a zombie coordinator; Kafka's TransactionCoordinatorFencedException)."""

@@ -9,17 +9,31 @@ Invariants:
   (Kafka's rule; the segment's creation time when that batch has no timestamp).
 - The log honours one `LogConfig` at a time (`configure` replaces it between two calls); the
   clock (`clock`, wall-clock ms) decides LogAppendTime stamps, time rolls and retention.ms.
-- Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches) plus a
-  few fields per segment; nothing is kept per batch or per record.
+- Memory per log is the sparse index (24 bytes per `index_interval_bytes` of batches), a few
+  fields per segment and its segments' aborted transactions (one entry per abort marker, read
+  from the `.txnindex` files at open; Kafka reads them from the file per fetch); nothing is
+  kept per batch or per record.
 - Not thread-safe: one owner (the node's event loop) appends, reads and calls listeners.
 - Durability: an append is in the OS page cache when it returns, so it survives the process
   dying; it reaches the disk on roll, `flush()` and `close()`. On this single-replica node
   acks=all therefore means "in the page cache". `close()` leaves a clean-shutdown marker;
   reopening without it re-checks the CRC of every batch of the active segment, and a torn tail
   is always truncated.
-- Idempotent producers (`producers`): an append is checked before anything is written. The state
-  is rebuilt on open from the batch headers of the active segment only, so reopening reads at
-  most one segment of headers, and a producer whose last batches are older is unknown afterwards.
+- Idempotent and transactional producers (`producers`): an append is checked before anything is
+  written. The state is rebuilt on open from the batches of the active segment only, so
+  reopening reads at most one segment of headers (and the markers' records), and a producer
+  whose last batches are older is unknown afterwards.
+- Transactions (as Kafka's log; only the transaction coordinator ends them, `append_marker`):
+  a transactional batch opens its producer's transaction; the last stable offset is the first
+  offset of the earliest open one (never below the log start), else the high watermark. An
+  abort marker appends (producer id, first offset, marker offset, last stable offset then) to
+  the active segment's transaction index (`txnindex.py`), synced with the segment; on open the
+  active segment's index is reconciled with its batches (entries past a truncated tail dropped,
+  aborts it lacks added), as Kafka recovers the segments after its recovery point. Limit of
+  having no producer-state snapshots (Kafka has them): a transaction whose first batches are
+  older than the active segment is reopened at its first batch in the active segment, and one
+  with none there is forgotten (its records count as stable, and its abort, if it comes, is not
+  indexed), so a transaction must not stay open across a segment roll and a restart.
 - The log start offset only grows (DeleteRecords, retention) and lies in [first segment's base,
   log end]; at open it is max(checkpoint, first segment's base) (`checkpoints.py`). Every read
   follows it: `read` refuses offsets below it, `offset_for_timestamp` never answers one.
@@ -45,9 +59,12 @@ segment is created in a worker thread under staging names (`stage_segment`) and 
 owner's thread, so a pass does no slow file work on the loop (200 fully expired logs took ~0.5 s
 of the loop when it rolled there, with an fsync of each segment about to be deleted).
 
+DeleteRecords is bounded by the high watermark, not the last stable offset, and retention deletes
+segments below the high watermark whatever transactions they hold, as Kafka's; the last stable
+offset then follows the log start.
+
 Deliberate differences from Apache Kafka: no compaction, no producer-state snapshots, no
-transactions, no segment.jitter.ms; the high watermark and the last stable offset equal the log
-end offset (one replica). Kafka checkpoints the log start once a minute and deletes the segments
+segment.jitter.ms; the high watermark equals the log end offset (one replica). Kafka checkpoints the log start once a minute and deletes the segments
 below it in the retention pass; here the checkpoint is written before DeleteRecords answers and
 the segments go at once. A segment whose records all lack a timestamp (-1) never expires by
 retention.ms (Kafka falls back to the file's modification time).
@@ -63,7 +80,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from groupctl.log.batches import assign_offsets, validate_produced
+from groupctl.log.batches import assign_offsets, parse_header, validate_produced
 from groupctl.log.checkpoints import LogStartCheckpoint
 from groupctl.log.config import LOG_APPEND_TIME, LogConfig
 from groupctl.log.epochs import open_cache
@@ -73,9 +90,11 @@ from groupctl.log.errors import (
     RecordBatchTooLargeError,
     RecordTooLargeError,
 )
-from groupctl.log.producers import ProducerStateManager
+from groupctl.log.markers import build_marker, parse_marker
+from groupctl.log.producers import CompletedTxn, ProducerStateManager
 from groupctl.log.segment import STAGED_SUFFIX, Segment
 from groupctl.log.timestamps import stamp_log_append_time
+from groupctl.log.txnindex import AbortedTxn
 
 CLEAN_SHUTDOWN_MARKER = ".clean_shutdown"
 HIGH_WATERMARK = -1  # DeleteRecords' offset meaning "everything up to the high watermark"
@@ -133,12 +152,29 @@ class PartitionLog:
         self._bases = [segment.base_offset for segment in self._segments]
         self._active_created = clock()  # for segment.ms when the active segment's first batch has no timestamp
         self.producers = ProducerStateManager()
-        for header in self._segments[-1].walk(0):
-            self.producers.replay(header)
+        self._replay_active()
         self.epochs = open_cache(directory, self._batch_epochs, self.log_end_offset)
         self.epochs.truncate_from_start(self._log_start)
         self.leader_epoch = max(leader_epoch, self.epochs.latest_epoch)  # never below what it has led at
         self.epochs.assign(self.leader_epoch, self.log_end_offset)
+
+    def _replay_active(self) -> None:
+        """Rebuild the producer state, open transactions included, from the active segment, and
+        index the aborts in it that its transaction index lacks (an unclean shutdown can leave
+        the index behind the segment; `Segment.recover` already dropped entries past its end):
+        as Kafka's recovery of the segments after its recovery point, which here is the active
+        segment (the others were synced with their index when the log rolled past them)."""
+        active = self._segments[-1]
+        indexed = active.aborted.last_offset
+        for header in active.walk(0):
+            if not header.is_control:
+                self.producers.replay(header)
+                continue
+            commit, coordinator_epoch = parse_marker(active.read(header.position, header.size, at_least_one=True))
+            completed = self.producers.complete(header.producer_id, header.producer_epoch, coordinator_epoch,
+                                                header.base_offset, commit)
+            if completed is not None and completed.aborted and completed.last_offset > indexed:
+                active.aborted.append(_aborted(completed))
 
     def _batch_epochs(self):
         """(leader epoch, base offset) of every batch, oldest first: rebuilds a lost epoch cache."""
@@ -188,8 +224,19 @@ class PartitionLog:
 
     @property
     def log_end_offset(self) -> int:
-        """One past the last offset written; also the high watermark and last stable offset."""
+        """One past the last offset written; also the high watermark (one replica)."""
         return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction (not below the log start, as
+        Kafka's firstUnstableOffset), else the high watermark: read_committed reads stop here."""
+        first = self.producers.first_unstable_offset
+        return self.high_watermark if first is None else max(first, self._log_start)
 
     @property
     def max_timestamp(self) -> int:
@@ -252,6 +299,36 @@ class PartitionLog:
             listener()
         return AppendResult(assigned[0].base_offset, assigned[-1].last_offset, self.log_start_offset,
                             log_append_time=append_time)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> int:
+        """Write a transaction marker (Kafka's EndTransactionMarker control batch: commit or
+        abort, stamped with the leader epoch and the clock's time) for `producer_id` and return
+        its offset. Only the transaction coordinator calls this (WriteTxnMarkers' job in Kafka).
+
+        Raises InvalidProducerEpochError for an epoch below the producer's and
+        TransactionCoordinatorFencedError for a coordinator epoch below its last marker's;
+        nothing is written then. The marker ends the producer's open transaction here (if
+        any): the last stable offset moves past it, and an abort is recorded in the active
+        segment's transaction index for read_committed fetches.
+        """
+        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        now = self._clock()
+        data = build_marker(producer_id, producer_epoch, commit, coordinator_epoch, now)
+        header = parse_header(data, 0, 0)
+        stored, assigned = assign_offsets(data, [header], self.log_end_offset, self.leader_epoch)
+        if self.config.message_timestamp_type == LOG_APPEND_TIME:
+            assigned = stamp_log_append_time(stored, assigned, now)
+        active = self._segments[-1]
+        if self._should_roll(active, len(stored), assigned[0].max_timestamp):
+            active = self._roll()
+        active.append(stored, assigned)
+        offset = assigned[0].base_offset
+        completed = self.producers.complete(producer_id, producer_epoch, coordinator_epoch, offset, commit)
+        if completed is not None and completed.aborted:
+            active.aborted.append(_aborted(completed))
+        for listener in list(self._listeners):
+            listener()
+        return offset
 
     def _should_roll(self, active: Segment, size: int, max_timestamp: int) -> bool:
         """Kafka's LogSegment.shouldRoll for a non-empty active segment: the append would take it
@@ -406,19 +483,40 @@ class PartitionLog:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True) -> bytes:
+    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True,
+             max_offset: Optional[int] = None) -> bytes:
         """Whole batches starting with the one that holds `offset`, at most `max_bytes` of them
-        except that with `at_least_one` the first batch comes whatever its size (KIP-74).
+        except that with `at_least_one` the first batch comes whatever its size (KIP-74), and
+        none starting at or after `max_offset` (read_committed passes the last stable offset,
+        which is always a batch boundary, as Kafka's maxOffset for READ_COMMITTED).
 
-        Empty at the log end; OffsetOutOfRangeError outside [log start, log end]. A read stays
-        within one segment, so it may return less than `max_bytes` before the log end.
+        Empty at the log end (or `max_offset`); OffsetOutOfRangeError outside [log start, log
+        end]. A read stays within one segment, so it may return less than `max_bytes` before
+        the log end.
         """
         if not self.log_start_offset <= offset <= self.log_end_offset:
             raise OffsetOutOfRangeError(offset, self.log_start_offset, self.log_end_offset)
-        if offset == self.log_end_offset:
+        limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        if offset >= limit:
             return b""
         segment = self._segments[bisect_right(self._bases, offset) - 1]
-        return segment.read(segment.position_of(offset), max_bytes, at_least_one=at_least_one)
+        data = segment.read(segment.position_of(offset), max_bytes, at_least_one=at_least_one)
+        if limit < segment.next_offset:
+            data = _batches_before(data, limit)
+        return data
+
+    def aborted_transactions(self, start_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [start_offset, upper_bound), as Kafka's
+        collectAbortedTransactions: the transaction indexes from the segment holding
+        `start_offset` on, until an entry's last stable offset reaches `upper_bound`."""
+        found: list[AbortedTxn] = []
+        first = max(bisect_right(self._bases, start_offset) - 1, 0)
+        for segment in self._segments[first:]:
+            txns, complete = segment.aborted.collect(start_offset, upper_bound)
+            found.extend(txns)
+            if complete:
+                break
+        return found
 
     def offset_for_timestamp(self, timestamp: int) -> Optional[tuple[int, int]]:
         """(offset, timestamp) of the first record at or after the log start, in offset order,
@@ -456,3 +554,19 @@ class PartitionLog:
             shutil.rmtree(self.directory, ignore_errors=True)
         for listener in list(self._listeners):
             listener()
+
+
+def _aborted(completed: CompletedTxn) -> AbortedTxn:
+    return AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset,
+                      completed.last_stable_offset)
+
+
+def _batches_before(data: bytes, limit: int) -> bytes:
+    """The leading whole batches of `data` whose base offset is below `limit`."""
+    pos = 0
+    while pos < len(data):
+        header = parse_header(data, pos, pos)
+        if header.base_offset >= limit:
+            break
+        pos += header.size
+    return data[:pos]

@@ -2,7 +2,9 @@
 index, and the segment's max timestamp.
 
 Files (when file-backed): `<base offset, 20 digits>.log` holds the batches back to back exactly
-as Fetch serves them; `<base offset>.index` holds the sparse index (see `index.py`).
+as Fetch serves them; `<base offset>.index` holds the sparse index (see `index.py`);
+`<base offset>.txnindex` the aborted transactions whose abort marker is in the segment (see
+`txnindex.py`), created with its first entry.
 
 Invariants:
 - The storage holds whole batches only, their offsets chained: each batch's base offset is the
@@ -32,11 +34,16 @@ from groupctl.log.batches import (
 from groupctl.log.errors import CorruptBatchError, LogCorruptionError
 from groupctl.log.index import SparseIndex
 from groupctl.log.storage import FileStorage, MemoryStorage, Storage
+from groupctl.log.txnindex import TransactionIndex
 
 log = logging.getLogger(__name__)
 
 SCAN_CHUNK_BYTES = 64 * 1024
 STAGED_SUFFIX = ".staged"  # a segment created ahead of a roll, not part of the log yet
+
+
+def txn_index_path(directory: Path, base_offset: int) -> Path:
+    return directory / f"{base_offset:020d}.txnindex"
 
 
 def segment_paths(directory: Path, base_offset: int) -> tuple[Path, Path]:
@@ -71,6 +78,10 @@ class Segment:
         self.index = index
         self._index_interval = index_interval_bytes
         self._bytes_since_entry = 0
+        # No file while staged (an unused staged segment is deleted, and an append may have
+        # rolled to a live segment of the same base meanwhile); `unstage` names it.
+        staged = storage.path is None or storage.path.name.endswith(STAGED_SUFFIX)
+        self.aborted = TransactionIndex(None if staged else txn_index_path(storage.path.parent, base_offset))
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -83,6 +94,7 @@ class Segment:
         segment = cls(base_offset, FileStorage(log_path), SparseIndex(index_path), index_interval_bytes)
         segment.storage.truncate(0)
         segment.index.clear()
+        segment.aborted.clear()
         return segment
 
     @classmethod
@@ -98,12 +110,15 @@ class Segment:
         return segment
 
     def unstage(self) -> None:
-        """Rename a staged segment's files to their real names (two renames, no data written)."""
+        """Rename a staged segment's files to their real names (two renames, no data written)
+        and name its transaction index file (created with its first entry)."""
         for holder in (self.storage, self.index):
             if holder.path is not None and holder.path.name.endswith(STAGED_SUFFIX):
                 final = holder.path.with_name(holder.path.name.removesuffix(STAGED_SUFFIX))
                 os.replace(holder.path, final)
                 holder.path = final
+        if self.storage.path is not None:
+            self.aborted.path = txn_index_path(self.storage.path.parent, self.base_offset)
 
     @classmethod
     def open_closed(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> "Segment":
@@ -116,6 +131,7 @@ class Segment:
         """
         log_path, index_path = segment_paths(directory, base_offset)
         segment = cls(base_offset, FileStorage(log_path), SparseIndex(index_path), index_interval_bytes)
+        segment.aborted.load()
         size = segment.storage.size
         if segment.index.load(size):
             relative, position, max_timestamp = segment.index.last()
@@ -148,6 +164,8 @@ class Segment:
             log.warning("%s: truncating %d bytes of torn or invalid batches at position %d",
                         log_path, segment.storage.size - end, end)
             segment.storage.truncate(end)
+        segment.aborted.load()
+        segment.aborted.truncate_to(segment.next_offset)
         return segment
 
     def _reindex(self, *, verify_crc: bool) -> int:
@@ -212,15 +230,17 @@ class Segment:
     def sync(self) -> None:
         self.storage.sync()
         self.index.sync()
+        self.aborted.sync()
 
     def close(self) -> None:
         self.storage.close()
         self.index.close()
+        self.aborted.close()
 
     def delete(self) -> None:
         """Close the segment and remove its files (nothing may read it any more)."""
         self.close()
-        for path in (self.storage.path, self.index.path):
+        for path in (self.storage.path, self.index.path, self.aborted.path):
             if path is not None:
                 path.unlink(missing_ok=True)
 

@@ -8,6 +8,8 @@ client reads it)."""
 from __future__ import annotations
 
 import asyncio
+import struct
+import time
 import uuid
 from types import SimpleNamespace
 from typing import Any, Optional
@@ -327,20 +329,118 @@ def test_an_incremental_session_request_is_told_the_session_does_not_exist(node)
     assert response.responses == []
 
 
-def test_read_committed_fetches_see_no_aborted_transactions(node):
+def test_read_committed_fetches_of_a_log_without_aborts_get_an_empty_aborted_list(node):
     node.logs.partition("orders", 0).append(records(1))
     response = run(fetch(node, 12, [(0, 0)], isolation_level=1))
     assert response.responses[0].partitions[0].aborted_transactions == []
 
 
+# --- read_committed (markers written through the log: the transaction coordinator that writes
+# them is not wired yet, so no client can open a transaction against the node) --------------
+
+
+def transactional(pid: int, seq: int, count: int = 1, epoch: int = 0, timestamp: Optional[int] = None) -> bytes:
+    """A transactional batch, stamped now by default (markers carry the node's time, and a
+    segment.ms roll between them would split the reads)."""
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+    builder.set_producer_state(pid, epoch, seq, True)
+    first = int(time.time() * 1000) if timestamp is None else timestamp
+    for i in range(count):
+        builder.append(first + i, None, b"t")
+    builder.close()
+    return bytes(builder.buffer())
+
+
+def partition_answer(response) -> Any:
+    return response.responses[0].partitions[0]
+
+
+def batch_offsets(data: Optional[bytes]) -> list[int]:
+    """Base offsets of the batches in `data`, control batches (markers) included (kafka-python's
+    MemoryRecords skips those)."""
+    data = data or b""
+    found = []
+    pos = 0
+    while pos < len(data):
+        base_offset, length = struct.unpack_from(">qi", data, pos)
+        found.append(base_offset)
+        pos += 12 + length
+    return found
+
+
+@pytest.mark.parametrize("version", [4, 11, 12, 18])
+def test_a_read_committed_fetch_stops_at_the_last_stable_offset(node, version):
+    log = node.logs.partition("orders", 0)
+    log.append(records(2))  # 0-1
+    log.append(transactional(7, 0, 2, timestamp=1_000))  # 2-3, open
+    log.append(records(1))  # 4
+    committed = partition_answer(run(fetch(node, version, [(0, 0)], isolation_level=1)))
+    assert offsets_in(committed.records) == [0, 1]
+    assert (committed.high_watermark, committed.last_stable_offset) == (5, 2)
+    uncommitted = partition_answer(run(fetch(node, version, [(0, 0)])))
+    assert offsets_in(uncommitted.records) == [0, 1, 2, 3, 4]
+    assert (uncommitted.high_watermark, uncommitted.last_stable_offset) == (5, 2)
+    assert uncommitted.aborted_transactions is None
+
+
+def test_a_read_committed_fetch_at_the_last_stable_offset_answers_no_records(node):
+    log = node.logs.partition("orders", 0)
+    log.append(transactional(7, 0))
+    answer = partition_answer(run(fetch(node, 12, [(0, 0)], isolation_level=1)))
+    assert (answer.error_code, offsets_in(answer.records), answer.aborted_transactions) == (0, [], [])
+
+
+def test_a_read_committed_fetch_lists_the_aborted_transactions_in_what_it_returns(node):
+    log = node.logs.partition("orders", 0)
+    log.append(transactional(7, 0, 2))  # 0-1
+    log.append(transactional(8, 0))  # 2
+    log.append_marker(7, 0, commit=False, coordinator_epoch=0)  # 3
+    log.append_marker(8, 0, commit=True, coordinator_epoch=0)  # 4
+    answer = partition_answer(run(fetch(node, 12, [(0, 0)], isolation_level=1)))
+    assert batch_offsets(answer.records) == [0, 2, 3, 4]  # the markers included
+    assert [(t.producer_id, t.first_offset) for t in answer.aborted_transactions] == [(7, 0)]
+    assert answer.last_stable_offset == 5
+    later = partition_answer(run(fetch(node, 12, [(0, 4)], isolation_level=1)))
+    assert later.aborted_transactions == []
+
+
+def test_a_waiting_read_committed_fetch_answers_when_the_commit_marker_is_written():
+    async def scenario():
+        logs = LogManager(None)
+        fake = SimpleNamespace(config=SimpleNamespace(node_id=0), topics=FakeTopics(ORDERS), logs=logs)
+        try:
+            log = logs.partition("orders", 0)
+            log.append(transactional(7, 0))
+            waiting = asyncio.create_task(fetch(fake, 12, [(0, 0)], max_wait_ms=60_000, isolation_level=1))
+            for _ in range(5):
+                await asyncio.sleep(0)
+            assert not waiting.done()
+            log.append_marker(7, 0, commit=True, coordinator_epoch=0)
+            return await waiting
+        finally:
+            logs.close()
+
+    assert batch_offsets(partition_answer(run(scenario())).records) == [0, 1]
+
+
+def test_produce_of_a_plain_batch_while_the_producer_has_a_transaction_open_is_invalid_txn_state(node):
+    run(produce(node, 9, {0: transactional(7, 0)}))
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+    builder.set_producer_state(7, 0, 1, False)
+    builder.append(1_000, None, b"x")
+    builder.close()
+    response = run(produce(node, 9, {0: bytes(builder.buffer())}))
+    assert partition_results(response) == [(0, ErrorCode.INVALID_TXN_STATE, -1)]
+
+
 # --- ListOffsets ----------------------------------------------------------------------------
 
 
-def list_offsets(node, version: int, queries: list[tuple[int, int]], name: str = "orders"):
+def list_offsets(node, version: int, queries: list[tuple[int, int]], name: str = "orders", isolation_level: int = 0):
     topic = ListOffsetsRequest.ListOffsetsTopic
     parts = [topic.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=ts)
              for p, ts in queries]
-    return call(node, ListOffsetsRequest, version, replica_id=-1, isolation_level=0,
+    return call(node, ListOffsetsRequest, version, replica_id=-1, isolation_level=isolation_level,
                 topics=[topic(name=name, partitions=parts)], timeout_ms=30_000)
 
 
@@ -414,3 +514,17 @@ def test_a_log_that_cannot_be_opened_answers_storage_errors_everywhere(node):
     assert partition_results(run(produce(node, 9, {0: records(1)}))) == [(0, ErrorCode.KAFKA_STORAGE_ERROR, -1)]
     assert fetched(run(fetch(node, 12, [(0, 0)], max_wait_ms=60_000))) == [(0, ErrorCode.KAFKA_STORAGE_ERROR, [])]
     assert answers(run(list_offsets(node, 10, [(0, -1)]))) == [(0, ErrorCode.KAFKA_STORAGE_ERROR, -1, -1)]
+
+
+@pytest.mark.parametrize("version", [2, 7, 11])
+def test_list_offsets_latest_read_committed_answers_the_last_stable_offset(node, version):
+    log = node.logs.partition("orders", 0)
+    log.append(records(2, first_timestamp=1_000))  # 0-1
+    log.append(transactional(7, 0, timestamp=1_000))  # 2, open
+    log.append(records(1, first_timestamp=3_000))  # 3
+    committed = run(list_offsets(node, version, [(0, -1), (0, 2_000), (0, 1_001)], isolation_level=1))
+    assert answers(committed) == [(0, 0, 2, -1), (0, 0, -1, -1), (0, 0, 1, 1_001)]
+    uncommitted = run(list_offsets(node, version, [(0, -1), (0, 2_000)]))
+    assert answers(uncommitted) == [(0, 0, 4, -1), (0, 0, 3, 3_000)]
+    log.append_marker(7, 0, commit=True, coordinator_epoch=0)  # 4
+    assert answers(run(list_offsets(node, version, [(0, -1)], isolation_level=1))) == [(0, 0, 5, -1)]

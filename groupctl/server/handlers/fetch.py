@@ -9,8 +9,13 @@ id answers UNKNOWN_TOPIC_ID); v15-18 more follower-only fields. Every fetcher is
 Semantics: each partition is read from its local log, whole batches only, from the batch that
 holds fetch_offset, at most partition_max_bytes per partition and max_bytes in all, except that
 the first partition with data returns at least one batch whatever its size (KIP-74).
-high_watermark and last_stable_offset are the log end offset; an offset outside [log start, log
-end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does (DeleteRecords and retention move the log start
+high_watermark is the log end offset (one replica) and last_stable_offset the log's last stable
+offset (the first offset of its earliest open transaction, else the high watermark). With
+isolation_level read_committed (1) a read stops before the last stable offset, as Kafka's
+maxOffset for READ_COMMITTED (a fetch at or past it answers no records), and aborted_transactions
+lists the aborted transactions (producer id, first offset) overlapping the batches returned, from
+the logs' transaction indexes, so the consumer drops their records and the abort markers; with
+read_uncommitted it is null. An offset outside [log start, log end] answers OFFSET_OUT_OF_RANGE with -1 offsets, as Kafka does (DeleteRecords and retention move the log start
 up, so a consumer behind it resets per its auto.offset.reset). Leader epochs (`leader_epochs`):
 current_leader_epoch (v9+) below the partition's epoch answers FENCED_LEADER_EPOCH, above it
 UNKNOWN_LEADER_EPOCH (-1: no check); last_fetched_epoch (v12+) is checked as Kafka does: when the
@@ -30,8 +35,12 @@ Authorization (`--authorizer`), as Kafka for consumers: Read on each topic, else
 answer TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no
 topic is UNKNOWN_TOPIC_ID), which, like any error, sends the answer at once.
 
-Deliberate differences from Apache Kafka: aborted_transactions is null for read_uncommitted and
-empty for read_committed (no transactions); a partition another node leads answers
+Transactions are written only by the transaction coordinator's markers (`PartitionLog.append_marker`);
+until the coordinator serves InitProducerId for transactional ids no client can open one here.
+
+Deliberate differences from Apache Kafka: the aborted transactions are collected up to the end of
+the batches returned (Kafka bounds the search by the offset index entry after them, which may
+list a few more; consumers only use those overlapping their records); a partition another node leads answers
 NOT_LEADER_OR_FOLLOWER without current_leader/node_endpoints; a read stops at a segment boundary.
 """
 
@@ -41,7 +50,7 @@ import asyncio
 from typing import Any
 
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.log import OffsetOutOfRangeError
+from groupctl.log import OffsetOutOfRangeError, next_offset_after
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
@@ -69,19 +78,29 @@ def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
     by_id = ctx.version >= 13
     topic_cls = ctx.response_class.FetchableTopicResponse
     partition_cls = topic_cls.PartitionData
-    aborted = [] if request.isolation_level == READ_COMMITTED else None
+    committed = request.isolation_level == READ_COMMITTED
     out = _Round()
     remaining = request.max_bytes
 
-    def answer(index: int, error: ErrorCode, records: bytes = b"", log: Any = None, diverging: Any = None) -> Any:
-        end = log.log_end_offset if log is not None else -1
+    def answer(index: int, error: ErrorCode, records: bytes = b"", log: Any = None, diverging: Any = None,
+               fetch_offset: int = 0) -> Any:
         extra = {} if diverging is None else {
             "diverging_epoch": partition_cls.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])}
         return partition_cls(
-            partition_index=index, error_code=error, high_watermark=end, last_stable_offset=end,
+            partition_index=index, error_code=error,
+            high_watermark=log.high_watermark if log is not None else -1,
+            last_stable_offset=log.last_stable_offset if log is not None else -1,
             log_start_offset=log.log_start_offset if log is not None else -1,
-            aborted_transactions=aborted, preferred_read_replica=-1, records=records, **extra,
+            aborted_transactions=aborted(log, fetch_offset, records) if committed else None,
+            preferred_read_replica=-1, records=records, **extra,
         )
+
+    def aborted(log: Any, fetch_offset: int, records: bytes) -> list[Any]:
+        upper = next_offset_after(records) if log is not None and records else None
+        if upper is None:
+            return []
+        return [partition_cls.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+                for txn in log.aborted_transactions(fetch_offset, upper)]
 
     for topic in request.topics:
         record, unknown = requested_topic(ctx, by_id, topic.topic, topic.topic_id)
@@ -114,14 +133,15 @@ def _read(ctx: Any, request: Any, opening_failed: Failures) -> _Round:
             out.logs.append(log)
             try:
                 records = log.read(wanted.fetch_offset, min(wanted.partition_max_bytes, remaining),
-                                   at_least_one=out.bytes == 0)
+                                   at_least_one=out.bytes == 0,
+                                   max_offset=log.last_stable_offset if committed else None)
             except OffsetOutOfRangeError:
                 out.failed = True
                 partitions.append(answer(wanted.partition, ErrorCode.OFFSET_OUT_OF_RANGE))
                 continue
             out.bytes += len(records)
             remaining -= len(records)
-            partitions.append(answer(wanted.partition, ErrorCode.NONE, records, log))
+            partitions.append(answer(wanted.partition, ErrorCode.NONE, records, log, fetch_offset=wanted.fetch_offset))
         if by_id:
             out.topics.append(topic_cls(topic_id=topic.topic_id, partitions=partitions))
         else:

@@ -6,13 +6,15 @@ flexible; v7 allows MAX_TIMESTAMP (-3); v8 EARLIEST_LOCAL_TIMESTAMP (-4); v9
 LATEST_TIERED_TIMESTAMP (-5); v10 timeout_ms; v11 EARLIEST_PENDING_UPLOAD_TIMESTAMP (-6).
 kafka-python sends 10-11, librdkafka 7, kcat 2.
 
-Semantics, per partition of the local log: -1 (latest) answers the log end offset, which is also
-the high watermark and last stable offset, so isolation_level does not change it; -2 (earliest)
+Semantics, per partition of the local log: -1 (latest) answers the high watermark (the log end
+offset: one replica), or with isolation_level read_committed (1, v2+) the last stable offset
+(the first offset of the earliest open transaction, else the high watermark), as Kafka; -2 (earliest)
 and -4 (earliest local: there is no remote tier) the log start offset (which DeleteRecords and
 retention move), both with timestamp -1; -3 the first record carrying the log's largest timestamp,
 with that timestamp; -5 and -6 (tiered-storage positions, with no tier) offset -1; any other value
 the first record at or after the log start, in offset order, whose timestamp is >= it, with its
-timestamp, or offset -1 and timestamp -1 when none is. leader_epoch, as Kafka: the current epoch
+timestamp, or offset -1 and timestamp -1 when none is (or, with read_committed, when it is at or
+past the last stable offset, as Kafka). leader_epoch, as Kafka: the current epoch
 with latest, the first cached epoch with earliest when it starts at the log start (else -1: older
 batches carry none), the found batch's epoch otherwise (-1 with offset -1). current_leader_epoch
 (v4+) is checked as Fetch checks it (`leader_epochs.epoch_error`): FENCED_LEADER_EPOCH or
@@ -46,10 +48,13 @@ LATEST_TIERED_TIMESTAMP = -5
 EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 
 
-def lookup(log: Any, timestamp: int) -> tuple[int, int]:
+READ_COMMITTED = 1
+
+
+def lookup(log: Any, timestamp: int, isolation_level: int = 0) -> tuple[int, int]:
     """(offset, timestamp) that ListOffsets answers for `timestamp` on `log`."""
     if timestamp == LATEST_TIMESTAMP:
-        return log.log_end_offset, -1
+        return (log.last_stable_offset if isolation_level == READ_COMMITTED else log.high_watermark), -1
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         return log.log_start_offset, -1
     if timestamp in (LATEST_TIERED_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP):
@@ -58,7 +63,10 @@ def lookup(log: Any, timestamp: int) -> tuple[int, int]:
         if log.log_end_offset == log.log_start_offset:
             return -1, -1
         timestamp = log.max_timestamp
-    return log.offset_for_timestamp(timestamp) or (-1, -1)
+    found = log.offset_for_timestamp(timestamp) or (-1, -1)
+    if isolation_level == READ_COMMITTED and found[0] >= log.last_stable_offset:
+        return -1, -1  # not readable yet by a read_committed consumer (Kafka's lastFetchableOffset)
+    return found
 
 
 @api(key=2, versions=(1, 11))
@@ -100,7 +108,7 @@ def _answer(ctx: Any, request: Any, failed: Failures) -> tuple[list[Any], list[t
                 partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
                                                 timestamp=-1, offset=-1, leader_epoch=NO_EPOCH))
                 continue
-            offset, timestamp = lookup(log, wanted.timestamp)
+            offset, timestamp = lookup(log, wanted.timestamp, getattr(request, "isolation_level", 0))
             partitions.append(partition_cls(partition_index=wanted.partition_index, error_code=error,
                                             timestamp=timestamp, offset=offset,
                                             leader_epoch=list_offsets_epoch(log, wanted.timestamp, offset)))

@@ -15,7 +15,10 @@ replica acks=-1 and acks=1 are the same: the append is in the page cache when th
 out (see `groupctl.log.partition`), so timeout_ms never matters. Idempotent producers' sequences
 and epochs are checked by the log (`groupctl.log.producers`): a retry of one of the last five
 batches is answered NONE with its original offset, a gap or a new epoch not at sequence 0
-OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. The topic's configs apply
+OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. A transactional batch opens
+the producer's transaction in the partition log (it holds the last stable offset until the
+transaction coordinator's marker ends it); a non-transactional batch from a producer with a
+transaction open there answers INVALID_TXN_STATE. The topic's configs apply
 as in Kafka (`groupctl.log.config`): a batch larger than max.message.bytes answers
 MESSAGE_TOO_LARGE and a partition's batches larger than segment.bytes RECORD_LIST_TOO_LARGE;
 with message.timestamp.type=LogAppendTime the log stamps the batches and log_append_time_ms
@@ -27,8 +30,9 @@ is UNKNOWN_TOPIC_ID).
 
 Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
-partition are accepted (Kafka: exactly one from v3); no transactions (transactional batches are
-stored like idempotent ones; InitProducerId refuses transactional ids); a retried duplicate
+partition are accepted (Kafka: exactly one from v3); the request's transactional_id is not checked
+(no transaction coordinator yet: InitProducerId refuses transactional ids, so no client sends
+transactional batches); a retried duplicate
 answers log_append_time_ms -1 (Kafka: the original batch's time); with acks=0 an error does not
 close the connection, the request is just dropped.
 """
@@ -42,6 +46,7 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.log import (
     CorruptBatchError,
     InvalidProducerEpochError,
+    InvalidTxnStateError,
     OutOfOrderSequenceError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
@@ -102,6 +107,8 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                 partitions.append(answer(data.index, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER))
             except InvalidProducerEpochError:
                 partitions.append(answer(data.index, ErrorCode.INVALID_PRODUCER_EPOCH))
+            except InvalidTxnStateError:
+                partitions.append(answer(data.index, ErrorCode.INVALID_TXN_STATE))
             except OSError:
                 log.exception("appending to %s-%d failed", partition.topic, partition.partition)
                 partitions.append(answer(data.index, ErrorCode.KAFKA_STORAGE_ERROR))
