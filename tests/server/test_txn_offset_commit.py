@@ -11,6 +11,15 @@ from kafka.protocol.consumer.group import OffsetFetchRequest
 from kafka.protocol.producer.transaction import TxnOffsetCommitRequest
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.security.acls import (
+    AccessControlEntry,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourcePattern,
+    ResourceType,
+)
 from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.wire import exchange
 
@@ -110,3 +119,23 @@ def test_unknown_partitions_an_empty_group_id_and_a_member_of_no_group_are_refus
     assert txn_commit(node, {("jobs", 0): 1}, group="") == {("jobs", 0): ErrorCode.INVALID_GROUP_ID}
     assert txn_commit(node, {("jobs", 0): 1}, group="other", generation=2, member="m") == {
         ("jobs", 0): ErrorCode.ILLEGAL_GENERATION}
+
+
+def test_authorization_needs_write_on_the_transactional_id_then_read_on_the_group_and_the_topic(started):
+    node = started(node_config(authorizer=True, topics=(("jobs", 3),)))
+
+    def grant(resource_type, name, operation):
+        binding = AclBinding(ResourcePattern(resource_type, name, PatternType.LITERAL),
+                             AccessControlEntry("User:ANONYMOUS", "*", operation, Permission.ALLOW))
+        assert node.call(node.node.authorizer.create([binding])) == [None]
+
+    def answer() -> ErrorCode:
+        return txn_commit(node, {("jobs", 0): 1})[("jobs", 0)]
+
+    assert answer() is ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    grant(ResourceType.TRANSACTIONAL_ID, "tx-1", Operation.WRITE)
+    assert answer() is ErrorCode.GROUP_AUTHORIZATION_FAILED
+    grant(ResourceType.GROUP, "etl", Operation.READ)
+    assert answer() is ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    grant(ResourceType.TOPIC, "jobs", Operation.READ)
+    assert answer() is ErrorCode.NONE

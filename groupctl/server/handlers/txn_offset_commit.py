@@ -11,16 +11,16 @@ FENCED_INSTANCE_ID; generation -1 with no member, as a producer without a group'
 sends, is accepted by any group) and each partition's committed leader epoch. v3+ are flexible;
 v4 and v5 (KIP-890) add nothing this node answers differently.
 
-Checked here first, as Kafka's request handler does: an empty group id is INVALID_GROUP_ID for
-every partition; a topic this node does not know, or a partition it does not have, is
+Checked here first, as Kafka does: an empty group id is INVALID_GROUP_ID for every partition
+(after the authorization of the transactional id and the group); a topic this node does not know, or a partition it does not have, is
 UNKNOWN_TOPIC_OR_PARTITION. Only the other partitions go to the core.
 
-Authorization (`--authorizer`), as Kafka: Read on the group, else every partition answers
+Authorization (`--authorizer`), as Kafka: Write on the TransactionalId, else every partition
+answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then Read on the group, else
 GROUP_AUTHORIZATION_FAILED; then Read on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED.
 
-Deliberate differences from Apache Kafka: Write on the TransactionalId is not checked (groupctl's
-ACLs have no TransactionalId resource yet); the transaction is not verified against the
+Deliberate difference from Apache Kafka: the transaction is not verified against the
 transaction coordinator (Kafka checks that AddOffsetsToTxn added the group, KIP-890), so a
 producer that skipped it leaves offsets pending until a marker names its producer id.
 """
@@ -34,7 +34,7 @@ from groupctl.coordinator.offsets.messages import CommitOffsetsResult, Partition
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
-from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed, allowed_names
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, TRANSACTIONAL_ID, allowed, allowed_names
 
 _TOPIC = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 _PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
@@ -42,10 +42,12 @@ _PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
 
 def _early_errors(ctx: RequestContext, request: TxnOffsetCommitRequest) -> list[list[ErrorCode | None]]:
     """Per topic, each partition's error found before the core (None: goes to the core)."""
-    if not request.group_id:
-        return [[ErrorCode.INVALID_GROUP_ID] * len(t.partitions) for t in request.topics]
+    if not allowed(ctx, Operation.WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return [[ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] * len(t.partitions) for t in request.topics]
     if not allowed(ctx, Operation.READ, GROUP, request.group_id):
         return [[ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(t.partitions) for t in request.topics]
+    if not request.group_id:
+        return [[ErrorCode.INVALID_GROUP_ID] * len(t.partitions) for t in request.topics]
     readable = allowed_names(ctx, Operation.READ, TOPIC, (t.name for t in request.topics))
     errors = []
     for topic in request.topics:
