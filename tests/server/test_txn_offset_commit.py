@@ -1,6 +1,6 @@
 """TxnOffsetCommit and OffsetFetch require_stable through a real node, with raw requests on the
 wire (kafka-python's classes), in both stores: an acknowledged TxnOffsetCommit is pending,
-durably (it survives a restart), invisible to OffsetFetch until `Node.complete_txn_offsets`
+durably (it survives a restart and kill -9), invisible to OffsetFetch until `Node.complete_txn_offsets`
 commits it (the transaction coordinator calls it at marker time; here the test does), and
 dropped by an abort."""
 
@@ -20,7 +20,7 @@ from groupctl.security.acls import (
     ResourcePattern,
     ResourceType,
 )
-from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.coordinator import CoordinatorProcess, InProcessCoordinator, node_config
 from tests.support.wire import exchange
 
 pytestmark = pytest.mark.zookeeper
@@ -139,3 +139,23 @@ def test_authorization_needs_write_on_the_transactional_id_then_read_on_the_grou
     assert answer() is ErrorCode.TOPIC_AUTHORIZATION_FAILED
     grant(ResourceType.TOPIC, "jobs", Operation.READ)
     assert answer() is ErrorCode.NONE
+
+
+@pytest.fixture(params=["embedded", "zookeeper"])
+def store_args(request, tmp_path):
+    zk = ["--zk", request.getfixturevalue("zk_connect")] if request.param == "zookeeper" else []
+    return ["--data-dir", str(tmp_path / "data"), *zk]
+
+
+def test_an_acknowledged_txn_offset_commit_survives_kill_9(store_args, tmp_path):
+    log = tmp_path / "coordinator.log"
+    first = CoordinatorProcess(*store_args, "--topic", "jobs:3", log_path=log).start()
+    try:
+        assert txn_commit(first, {("jobs", 1): 8}) == {("jobs", 1): ErrorCode.NONE}
+    finally:
+        first.kill()
+    again = CoordinatorProcess(*store_args, log_path=log).start()
+    try:
+        assert fetch(again, require_stable=True)[1] == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
+    finally:
+        again.kill()
