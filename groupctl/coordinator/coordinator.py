@@ -20,7 +20,7 @@ Invariants:
 - Every group-scoped operation first asks the `Placement` whether this node serves the group, in
   the same synchronous step (see `classic.coordinator`).
 - Loading a partition loads its consumer groups first, so their offsets find them.
-- Empty groups without committed offsets are deleted when the runtime asks
+- Empty groups without committed (or pending transactional) offsets are deleted when the runtime asks
   (`delete_empty_groups`, Kafka's periodic cleanup); committed offsets never expire (a deliberate
   difference: Kafka expires them after `offsets.retention.minutes`).
 """
@@ -66,7 +66,13 @@ from groupctl.coordinator.consumer.messages import (
 )
 from groupctl.coordinator.consumer.topics import TopicImage
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.offsets.messages import CommitOffsets, DeleteOffsets, FetchOffsets
+from groupctl.coordinator.offsets.messages import (
+    CommitOffsets,
+    CompleteTxn,
+    DeleteOffsets,
+    FetchOffsets,
+    TxnCommitOffsets,
+)
 from groupctl.coordinator.placement import Placement
 from groupctl.coordinator.records import GroupMetadataRecord, Record
 from groupctl.coordinator.results import Result
@@ -210,6 +216,14 @@ class Coordinator:
 
     def commit_offsets(self, token: Hashable, req: CommitOffsets, now_ms: int) -> Result:
         return self.classic.commit_offsets(token, req, now_ms)
+
+    def txn_commit_offsets(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
+        """TxnOffsetCommit: the offsets wait for the transaction's marker (`complete_txn`)."""
+        return self.classic.txn_commit_offsets(token, req, now_ms)
+
+    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
+        """A transaction's marker for this group: commit or drop the producer's pending offsets."""
+        return self.classic.complete_txn(token, req, now_ms)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         return self.classic.fetch_offsets(token, req, now_ms)

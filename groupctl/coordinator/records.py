@@ -12,6 +12,9 @@ Invariants:
   read (`GroupMetadataRecord.deferred`), so changes that meet in one write build it once.
 - An `OffsetCommitRecord` is one partition's committed offset; the records of one commit request
   are persisted together (one transaction) or not at all.
+- A `PendingOffsetsRecord` is every offset one producer's open transaction holds for a group
+  (TxnOffsetCommit), never a delta; its `PendingOffsetsTombstone` ends the transaction, written in
+  the same transaction as the OffsetCommitRecords a commit marker makes visible.
 """
 
 from __future__ import annotations
@@ -97,6 +100,25 @@ class OffsetTombstone:
 
 
 @dataclass(frozen=True)
+class PendingOffsetsRecord:
+    """The offsets a producer's open transaction committed to a group (TxnOffsetCommit), not
+    visible until the transaction's commit marker; `offsets` are by (topic, partition), one each."""
+
+    group: str
+    producer_id: int
+    producer_epoch: int
+    offsets: tuple[OffsetCommitRecord, ...]
+
+
+@dataclass(frozen=True)
+class PendingOffsetsTombstone:
+    """The producer's transaction ended (its marker arrived, or the group or its offsets went)."""
+
+    group: str
+    producer_id: int
+
+
+@dataclass(frozen=True)
 class TopicRecord:
     """A topic as stored at `/brokers/topics/<topic>`; `replicas[p]` lists the node ids of p,
     `leader_epochs[p]` its leader epoch when above 0 (KIP-101)."""
@@ -125,5 +147,6 @@ class TopicTombstone:
 
 
 Record = Union[
-    GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, TopicRecord, TopicTombstone
+    GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, PendingOffsetsRecord,
+    PendingOffsetsTombstone, TopicRecord, TopicTombstone
 ]

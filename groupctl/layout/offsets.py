@@ -26,7 +26,7 @@ def _encoded_entry(partition: str, entry: dict[str, Any]) -> bytes:
     return (encode_basestring_ascii(partition) + ":").encode() + encode(entry)
 
 
-def _check_entry(path: str, partition: str, entry: Any) -> None:
+def check_entry(path: str, partition: str, entry: Any) -> None:
     if not is_number(partition):
         raise LayoutError(path, f"partition {partition!r} is not a partition number")
     if not isinstance(entry, dict):
@@ -67,7 +67,7 @@ class OffsetsDocument:
         if not isinstance(partitions, dict):
             raise LayoutError(path, f'"partitions" must be an object of entries, not {partitions!r}')
         for partition, entry in partitions.items():
-            _check_entry(path, partition, entry)
+            check_entry(path, partition, entry)
         return cls(partitions)
 
     def entries(self) -> list[OffsetEntry]:

@@ -14,8 +14,10 @@ from typing import Optional
 from urllib.parse import quote, unquote
 
 GROUPS = "/groups"
-"""`/groups/<group>`: the group document; `/groups/<group>/offsets/<topic>`: its offsets."""
+"""`/groups/<group>`: the group document; `/groups/<group>/offsets/<topic>`: its offsets;
+`/groups/<group>/pending-offsets/<producer id>`: a producer's transactional offsets, pending."""
 OFFSETS = "offsets"
+PENDING_OFFSETS = "pending-offsets"
 TOPICS = "/brokers/topics"
 """`/brokers/topics/<topic>`: the topic document."""
 BROKER_IDS = "/brokers/ids"
@@ -77,6 +79,14 @@ def offsets_path(group: str) -> str:
 
 def offset_topic_path(group: str, topic: str) -> str:
     return f"{offsets_path(group)}/{encode_name(topic)}"
+
+
+def pending_offsets_path(group: str) -> str:
+    return f"{group_path(group)}/{PENDING_OFFSETS}"
+
+
+def pending_producer_path(group: str, producer_id: int) -> str:
+    return f"{pending_offsets_path(group)}/{producer_id}"
 
 
 def topic_path(topic: str) -> str:

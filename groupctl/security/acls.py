@@ -11,8 +11,8 @@ Invariants:
   "Allow"; pattern types "literal"/"prefixed" as kafka-acls.sh takes them (and as the extended
   store's path spells them). Parsing accepts any case, with or without '_' or '-'.
 - A principal is "Type:name" with both parts non-empty ("User:alice", "User:*").
-- groupctl stores and enforces ACLs on three resource types: Topic, Group and Cluster (whose one
-  name is "kafka-cluster"). Kafka's other types (TransactionalId, DelegationToken, User) name
+- groupctl stores and enforces ACLs on four resource types: Topic, Group, Cluster (whose one
+  name is "kafka-cluster") and TransactionalId. Kafka's other types (DelegationToken, User) name
   things groupctl does not have; creating an ACL on them is refused (`creation_error`).
 """
 
@@ -35,7 +35,7 @@ WILDCARD = "*"
 """A literal resource name or a host that matches any."""
 WILDCARD_PRINCIPAL = "User:*"
 
-RESOURCE_TYPES = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER)
+RESOURCE_TYPES = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER, ResourceType.TRANSACTIONAL_ID)
 """The resource types groupctl stores ACLs for and enforces."""
 
 SUPPORTED_OPERATIONS = {
@@ -47,6 +47,7 @@ SUPPORTED_OPERATIONS = {
     ResourceType.CLUSTER: frozenset({Operation.CREATE, Operation.CLUSTER_ACTION, Operation.DESCRIBE_CONFIGS,
                                      Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE, Operation.ALTER,
                                      Operation.DESCRIBE}),
+    ResourceType.TRANSACTIONAL_ID: frozenset({Operation.DESCRIBE, Operation.WRITE}),
 }
 """Kafka's `AclEntry.supportedOperations` (All is accepted on every type besides these):
 kafka-acls.sh refuses other operations, and so does `groupctl acl add`."""

@@ -38,6 +38,8 @@ from groupctl.coordinator.backoff import Backoff
 from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
 from groupctl.coordinator.coordinator import EMPTY_GROUP_CLEANUP_INTERVAL_MS, Coordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.offsets.messages import CompleteTxn
 from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
@@ -523,6 +525,18 @@ class Node:
         """Start the group's next rebalance (reason "trigger"), as `rebalance trigger` asks."""
         request = TriggerRebalance(group, reason, client_id)
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
+
+    async def complete_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                                   commit: bool) -> ErrorCode:
+        """The marker of a transaction that added `group_id`'s offsets (AddOffsetsToTxn /
+        TxnOffsetCommit): on commit the producer's pending offsets become the group's committed
+        offsets, on abort they are dropped; durable (one store write) before this returns NONE.
+        Idempotent: a retried marker finds nothing pending and answers NONE. Else NOT_COORDINATOR
+        / COORDINATOR_LOAD_IN_PROGRESS (this node does not serve the group now: retry where
+        FindCoordinator points) or INVALID_PRODUCER_EPOCH (a marker older than the pending
+        offsets' epoch; nothing changes)."""
+        request = CompleteTxn(group_id, producer_id, producer_epoch, commit)
+        return await self.call_groups(lambda core, token, now: core.complete_txn(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:
         """Delete a topic, its partition logs, its configs and every group's committed offsets for

@@ -2,7 +2,8 @@
 
 Where each record goes (`groupctl.layout`): a GroupMetadataRecord replaces `/groups/<g>`; an
 OffsetCommitRecord rewrites one partition's entry of `/groups/<g>/offsets/<topic>`; a
-GroupTombstone deletes the group with all its offsets; TopicRecord and TopicTombstone write and
+PendingOffsetsRecord replaces `/groups/<g>/pending-offsets/<producer id>` and its
+PendingOffsetsTombstone deletes it; a GroupTombstone deletes the group with all its offsets; TopicRecord and TopicTombstone write and
 delete `/brokers/topics/<t>`. One znode per (group, topic) keeps a commit request to one write
 per topic, and a group's offsets readable with one `children` plus one `get` per topic.
 
@@ -25,13 +26,23 @@ from groupctl.coordinator.records import (
     GroupTombstone,
     OffsetCommitRecord,
     OffsetTombstone,
+    PendingOffsetsRecord,
+    PendingOffsetsTombstone,
     Record,
     TopicRecord,
     TopicTombstone,
 )
 from groupctl.layout.groups import GroupDocument
-from groupctl.layout.offsets import OffsetsDocument
-from groupctl.layout.paths import group_path, offset_topic_path, offsets_path, topic_path
+from groupctl.layout.offsets import OffsetEntry, OffsetsDocument
+from groupctl.layout.paths import (
+    group_path,
+    offset_topic_path,
+    offsets_path,
+    pending_offsets_path,
+    pending_producer_path,
+    topic_path,
+)
+from groupctl.layout.pending_offsets import PendingOffsetsDocument
 from groupctl.store.base import Create, Delete, Op, SetData
 from groupctl.store.scopes import StoredDoc
 
@@ -106,6 +117,11 @@ class Batch:
             self._commit_offset(record)
         elif isinstance(record, OffsetTombstone):
             self._delete_offset(record)
+        elif isinstance(record, PendingOffsetsRecord):
+            self._put_pending(record)
+        elif isinstance(record, PendingOffsetsTombstone):
+            if self.exists(pending_producer_path(record.group, record.producer_id)):
+                self.remove(pending_producer_path(record.group, record.producer_id))
         elif isinstance(record, GroupTombstone):
             self._delete_group(record.group)
         elif isinstance(record, TopicRecord):
@@ -116,10 +132,21 @@ class Batch:
         else:
             raise TypeError(f"not a record: {record!r}")
 
+    def _ensure_group(self, group: str, now_ms: int) -> None:
+        if not self.exists(group_path(group)):
+            self.put(group_path(group), empty_group_document(group, self._node_id, now_ms))
+
+    def _put_pending(self, record: PendingOffsetsRecord) -> None:
+        self._ensure_group(record.group, max((o.commit_timestamp_ms for o in record.offsets), default=0))
+        if not self.exists(pending_offsets_path(record.group)):
+            self.put_structural(pending_offsets_path(record.group))
+        self.put(pending_producer_path(record.group, record.producer_id), PendingOffsetsDocument(
+            record.producer_epoch,
+            tuple((o.topic, OffsetEntry(o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms))
+                  for o in record.offsets)))
+
     def _commit_offset(self, record: OffsetCommitRecord) -> None:
-        if not self.exists(group_path(record.group)):
-            self.put(group_path(record.group),
-                     empty_group_document(record.group, self._node_id, record.commit_timestamp_ms))
+        self._ensure_group(record.group, record.commit_timestamp_ms)
         if not self.exists(offsets_path(record.group)):
             self.put_structural(offsets_path(record.group))
         path = offset_topic_path(record.group, record.topic)

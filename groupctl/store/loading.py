@@ -2,7 +2,8 @@
 
 Invariants:
 - Replay order: every topic (by name), then per group (by name) its GroupMetadataRecord followed
-  by its OffsetCommitRecords sorted by topic and partition. A group with offsets but no document
+  by its OffsetCommitRecords sorted by topic and partition, then its PendingOffsetsRecords by
+  producer id. A group with offsets but no document
   cannot be stored (a commit creates an Empty document), and its offsets would not be loaded.
 - A document that does not decode fails the whole read with CorruptDocument: a partial state
   is never replayed.
@@ -14,8 +15,15 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from groupctl.coordinator.records import GroupMetadataRecord, OffsetCommitRecord, Record, TopicRecord
-from groupctl.layout.paths import GROUPS, TOPICS, decode_name, group_path, offsets_path
+from groupctl.coordinator.records import (
+    GroupMetadataRecord,
+    OffsetCommitRecord,
+    PendingOffsetsRecord,
+    Record,
+    TopicRecord,
+)
+from groupctl.layout.paths import GROUPS, TOPICS, decode_name, group_path, offsets_path, pending_offsets_path
+from groupctl.layout.pending_offsets import producer_id_of
 from groupctl.store.base import MetadataStore, NoNode
 from groupctl.store.scopes import Scope, StoredDoc, read_group, read_topic
 
@@ -73,6 +81,15 @@ def _group_records(group: str, docs: dict[str, StoredDoc]) -> list[Record]:
                 leader_epoch=entry.leader_epoch, metadata=entry.metadata,
                 commit_timestamp_ms=entry.commit_timestamp_ms,
             ))
+    prefix = pending_offsets_path(group) + "/"
+    pending = sorted((producer_id_of(p, p[len(prefix):]), p) for p in docs if p.startswith(prefix))
+    for producer_id, doc_path in pending:
+        document = docs[doc_path].value
+        records.append(PendingOffsetsRecord(group, producer_id, document.producer_epoch, tuple(
+            OffsetCommitRecord(group=group, topic=topic, partition=e.partition, offset=e.offset,
+                               leader_epoch=e.leader_epoch, metadata=e.metadata,
+                               commit_timestamp_ms=e.commit_timestamp_ms)
+            for topic, e in document.offsets)))
     return records
 
 

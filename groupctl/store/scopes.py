@@ -1,12 +1,13 @@
 """What the writer knows is stored: the documents of each group and topic it touched, with their versions.
 
 A scope is the unit read, cached and forgotten as a whole: ("group", g) is `/groups/<g>`, its
-`offsets` parent and every `/groups/<g>/offsets/<topic>`; ("topic", t) is `/brokers/topics/<t>`.
+`offsets` parent and every `/groups/<g>/offsets/<topic>`, its `pending-offsets` parent and every
+`/groups/<g>/pending-offsets/<producer id>`; ("topic", t) is `/brokers/topics/<t>`.
 
 Invariants:
 - A cached node is exactly what the store held at its cached version (read, or written by this
   writer since), its document decoded (`groupctl.layout`); a structural node (the `offsets`
-  parent) has version -1 and no document. A document that does not decode is CorruptDocument.
+  and `pending-offsets` parents) has version -1 and no document. A document that does not decode is CorruptDocument.
 - Outside a transaction, a scope has cached nodes only while it is loaded, and then all of them:
   a path of a loaded scope that is not cached does not exist in the store (as far as this
   writer knows; a compare-and-set write finds out otherwise).
@@ -15,13 +16,14 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.any_group import decode_group
 from groupctl.layout.offsets import OffsetsDocument
-from groupctl.layout.paths import GROUPS, group_path, offsets_path, topic_path
+from groupctl.layout.paths import GROUPS, group_path, offsets_path, pending_offsets_path, topic_path
+from groupctl.layout.pending_offsets import PendingOffsetsDocument
 from groupctl.layout.topics import TopicDocument
 from groupctl.store.base import MetadataStore, NoNode, StoreError
 
@@ -69,18 +71,25 @@ async def read_group(store: MetadataStore, group: str) -> dict[str, StoredDoc]:
     if node is None:
         return found
     found[path] = StoredDoc(node.version, _decoded(decode_group, group, node.data))
+    await _read_children(store, offsets_path(group), OffsetsDocument.decode, found)
+    await _read_children(store, pending_offsets_path(group), PendingOffsetsDocument.decode, found)
+    return found
+
+
+async def _read_children(store: MetadataStore, parent: str, decode: Callable[[str, Optional[bytes]], Any],
+                         found: dict[str, StoredDoc]) -> None:
+    """The documents under `parent` (structural: deleted at any version), into `found`."""
     try:
-        topics = await store.children(offsets_path(group))
+        components = await store.children(parent)
     except NoNode:
-        return found
-    found[offsets_path(group)] = StoredDoc(-1, None)  # structural; deleted at any version
-    for component in topics:
-        topic_doc_path = f"{offsets_path(group)}/{component}"
-        node = await store.get(topic_doc_path)
+        return
+    found[parent] = StoredDoc(-1, None)
+    for component in components:
+        doc_path = f"{parent}/{component}"
+        node = await store.get(doc_path)
         if node is None:
             continue  # deleted since `children`; a later CAS write will notice anything else
-        found[topic_doc_path] = StoredDoc(node.version, _decoded(OffsetsDocument.decode, topic_doc_path, node.data))
-    return found
+        found[doc_path] = StoredDoc(node.version, _decoded(decode, doc_path, node.data))
 
 
 async def read_topic(store: MetadataStore, topic: str) -> dict[str, StoredDoc]:

@@ -60,11 +60,13 @@ from groupctl.coordinator.offsets import OffsetGroup
 from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
     CommitOffsetsResult,
+    CompleteTxn,
     DeleteOffsets,
     DeleteOffsetsResult,
     FetchOffsets,
     FetchOffsetsResult,
     PartitionError,
+    TxnCommitOffsets,
 )
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.placement import Placement
@@ -131,6 +133,21 @@ class GroupCoordinator:
             return Result().reply(token, CommitOffsetsResult(
                 tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
         return self._core.offsets.commit(token, req, now_ms)
+
+    def txn_commit_offsets(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
+        """Reply: CommitOffsetsResult; records: the producer's PendingOffsetsRecord."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, CommitOffsetsResult(
+                tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
+        return self._core.offsets.txn_commit(token, req, now_ms)
+
+    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
+        """Reply: ErrorCode (the placement's when this node does not serve the group)."""
+        error = self.placement.error(req.group_id)
+        if error:
+            return Result().reply(token, error)
+        return self._core.offsets.complete_txn(token, req, now_ms)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         """Reply: FetchOffsetsResult."""
@@ -243,14 +260,14 @@ class GroupCoordinator:
         return out
 
     def empty_without_offsets(self) -> dict[str, int]:
-        """The Empty classic groups that have no committed offsets, nor a member told to rejoin
-        with the id it was given (MEMBER_ID_REQUIRED): group id -> generation."""
-        committed = self._core.offsets.committed
+        """The Empty classic groups that have no committed or pending offsets, nor a member told
+        to rejoin with the id it was given (MEMBER_ID_REQUIRED): group id -> generation."""
         return {g: group.generation for g, group in self._core.groups.items()
-                if group.state is GroupState.EMPTY and not group.pending_join and not committed(g)}
+                if group.state is GroupState.EMPTY and not group.pending_join and not self.has_offsets(g)}
 
     def has_offsets(self, group_id: str) -> bool:
-        return bool(self._core.offsets.committed(group_id))
+        """Committed offsets, or transactional ones pending."""
+        return bool(self._core.offsets.committed(group_id)) or bool(self._core.offsets.pending(group_id))
 
     def drop_offsets(self, group_id: str) -> None:
         """A group of another type was deleted: its committed offsets go with it."""

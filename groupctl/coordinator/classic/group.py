@@ -259,9 +259,9 @@ class ClassicGroup:
     # --- offsets (with is_subscribed_to: the offset store's OffsetGroup protocol) ------------
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
+                        generation_or_member_epoch: int, api_version: int, transactional: bool = False) -> ErrorCode:
         """May this committer commit now? (the rules, the same at every version: `classic.offsets`)"""
-        return offsets.commit_error(self, member_id, instance_id, generation_or_member_epoch)
+        return offsets.commit_error(self, member_id, instance_id, generation_or_member_epoch, transactional)
 
     def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
         """OffsetFetch reads a classic group's offsets in every state, whoever asks (the member id

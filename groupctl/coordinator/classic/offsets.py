@@ -12,6 +12,9 @@ OffsetCommit (Kafka's ClassicGroup.validateOffsetCommit):
   generation is still the previous one, so its members may commit;
 - no generation, no member id on a group with members: UNKNOWN_MEMBER_ID;
 - CompletingRebalance: REBALANCE_IN_PROGRESS.
+A transactional commit (TxnOffsetCommit) follows the same rules, except that one naming no
+generation and no member is accepted in every state (TxnOffsetCommit v0-2 carry neither) and a
+rebalancing group does not refuse it (Kafka's validateOffsetCommit with isTransactional).
 
 OffsetFetch works in every state.
 OffsetDelete (Kafka's ClassicGroup.validateOffsetDelete): NON_EMPTY_GROUP for a group with
@@ -31,7 +34,8 @@ if TYPE_CHECKING:
     from groupctl.coordinator.classic.group import ClassicGroup
 
 
-def commit_error(group: ClassicGroup, member_id: str, instance_id: Optional[str], generation_id: int) -> ErrorCode:
+def commit_error(group: ClassicGroup, member_id: str, instance_id: Optional[str], generation_id: int,
+                 transactional: bool = False) -> ErrorCode:
     """The error of every partition of a commit to `group` (NONE: accepted)."""
     if generation_id < 0 and group.state is GroupState.EMPTY:
         return ErrorCode.NONE
@@ -41,9 +45,9 @@ def commit_error(group: ClassicGroup, member_id: str, instance_id: Optional[str]
             return error
         if generation_id != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
-    elif group.state is not GroupState.EMPTY:
+    elif group.state is not GroupState.EMPTY and not transactional:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if group.state is GroupState.COMPLETING_REBALANCE:
+    if group.state is GroupState.COMPLETING_REBALANCE and not transactional:
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE
 

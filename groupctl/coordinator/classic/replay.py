@@ -35,6 +35,8 @@ from groupctl.coordinator.records import (
     GroupTombstone,
     OffsetCommitRecord,
     OffsetTombstone,
+    PendingOffsetsRecord,
+    PendingOffsetsTombstone,
     Record,
     TopicRecord,
     TopicTombstone,
@@ -52,7 +54,7 @@ def apply_record(core: Core, record: Record) -> Optional[ClassicGroup]:
     and are ignored."""
     if isinstance(record, GroupMetadataRecord):
         return _apply_document(core, record)
-    if isinstance(record, (OffsetCommitRecord, OffsetTombstone)):
+    if isinstance(record, (OffsetCommitRecord, OffsetTombstone, PendingOffsetsRecord, PendingOffsetsTombstone)):
         try:
             core.offsets.replay(record)
         except UnknownOffset as exc:

@@ -97,17 +97,17 @@ class ConsumerGroup:
     # -- the offset store's questions (`groupctl.coordinator.offsets.OffsetGroup`) ----------------
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
+                        generation_or_member_epoch: int, api_version: int, transactional: bool = False) -> ErrorCode:
         """Apache Kafka's ConsumerGroup.validateOffsetCommit: an epoch below 0 (an admin or a
         manual-assignment commit) only while the group has no members; else the member must be
         known (UNKNOWN_MEMBER_ID), a consumer-protocol member must use OffsetCommit v9+
-        (UNSUPPORTED_VERSION), and it must commit at its current epoch (`_offset_epoch_error`)."""
+        (UNSUPPORTED_VERSION; not asked of a `transactional` commit), and it must commit at its current epoch (`_offset_epoch_error`)."""
         if generation_or_member_epoch < 0 and not self.members:
             return ErrorCode.NONE
         member = self.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if member.classic is None and api_version < MEMBER_EPOCH_COMMIT_VERSION:
+        if member.classic is None and api_version < MEMBER_EPOCH_COMMIT_VERSION and not transactional:
             return ErrorCode.UNSUPPORTED_VERSION
         return self._offset_epoch_error(member, generation_or_member_epoch)
 

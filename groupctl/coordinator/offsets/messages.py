@@ -44,6 +44,30 @@ class CommitOffsets:
 
 
 @dataclass(frozen=True)
+class TxnCommitOffsets:
+    """TxnOffsetCommit: offsets held for the producer's open transaction until its marker."""
+
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation_id: int  # a classic group's generation or a consumer member's epoch; -1: none
+    member_id: str
+    group_instance_id: Optional[str]
+    offsets: tuple[PartitionOffset, ...]
+
+
+@dataclass(frozen=True)
+class CompleteTxn:
+    """The marker of a transaction that added the group's offsets: commit makes the producer's
+    pending offsets the group's committed offsets, abort drops them."""
+
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+
+
+@dataclass(frozen=True)
 class PartitionError:
     topic: str
     partition: int

@@ -31,6 +31,26 @@ verdict; per partition GROUP_SUBSCRIBED_TO_TOPIC when the group `is_subscribed_t
 deleting an uncommitted partition is a no-op success.
 Each committed offset deleted (by OffsetDelete or with its topic) is an `offset_delete` event; a
 deleted or unloaded group's offsets go without one.
+
+Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending offsets):
+- TxnOffsetCommit holds offsets per (group, producer id) in a `PendingOffsetsRecord` (the whole
+  set, merged with what the producer's transaction already holds), invisible to OffsetFetch until
+  `complete_txn` commits them. Checks as Kafka's validateTransactionalOffsetCommit: an unknown
+  group accepts a commit with generation < 0 (creating the group) and answers ILLEGAL_GENERATION
+  otherwise; a group judges with `validate_commit(..., transactional=True)` (a classic group
+  accepts no generation and no member in any state and does not refuse a rebalancing group; a
+  consumer group's STALE_MEMBER_EPOCH becomes ILLEGAL_GENERATION). A producer epoch older than
+  the one holding the pending offsets is INVALID_PRODUCER_EPOCH.
+- `complete_txn` (the transaction's marker): commit turns each pending offset into an
+  OffsetCommitRecord unless a newer committed offset (a later commit timestamp) is already there
+  (Kafka keeps the later of the two in log order), and deletes the pending record in the same
+  records; abort deletes it. A producer with nothing pending: nothing to do (a retried marker).
+  A marker older than the pending epoch: INVALID_PRODUCER_EPOCH, nothing changes.
+- OffsetFetch with `require_stable`: a partition some producer holds pending offsets for answers
+  UNSTABLE_OFFSET_COMMIT (offset -1); without it the committed offset, as ever.
+- Deleting a partition's offsets (OffsetDelete, its topic deleted) deletes its pending offsets
+  too; deleting or unloading the group drops them all; a group with pending offsets counts as
+  having offsets (the Empty-group cleanup keeps it).
 """
 
 from __future__ import annotations
@@ -45,19 +65,26 @@ from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
     CommitOffsetsResult,
     CommittedOffset,
+    CompleteTxn,
     DeleteOffsets,
     DeleteOffsetsResult,
     FetchOffsets,
     FetchOffsetsResult,
     PartitionError,
+    TxnCommitOffsets,
 )
-from groupctl.coordinator.records import OffsetCommitRecord, OffsetTombstone
+from groupctl.coordinator.records import (
+    OffsetCommitRecord,
+    OffsetTombstone,
+    PendingOffsetsRecord,
+    PendingOffsetsTombstone,
+)
 from groupctl.coordinator.results import Result
 
 OFFSET_METADATA_MAX_CHARS = 4096
 """offset.metadata.max.bytes: longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE."""
 
-OffsetRecord = Union[OffsetCommitRecord, OffsetTombstone]
+OffsetRecord = Union[OffsetCommitRecord, OffsetTombstone, PendingOffsetsRecord, PendingOffsetsTombstone]
 
 
 class OffsetGroup(Protocol):
@@ -65,9 +92,9 @@ class OffsetGroup(Protocol):
     `validateOffsetFetch`, `validateOffsetDelete` and `isSubscribedToTopic`)."""
 
     def validate_commit(self, member_id: str, instance_id: Optional[str],
-                        generation_or_member_epoch: int, api_version: int) -> ErrorCode:
-        """NONE when this committer may commit now with an OffsetCommit of `api_version`, else
-        the error of every partition."""
+                        generation_or_member_epoch: int, api_version: int, transactional: bool = False) -> ErrorCode:
+        """NONE when this committer may commit now with an OffsetCommit of `api_version` (or a
+        TxnOffsetCommit, `transactional`), else the error of every partition."""
         ...
 
     def validate_fetch(self, member_id: Optional[str], member_epoch: int) -> ErrorCode:
@@ -97,10 +124,18 @@ class OffsetStore:
         self._group = group
         self._create_group = create_group
         self._offsets: dict[str, dict[tuple[str, int], OffsetCommitRecord]] = {}
+        self._pending: dict[str, dict[int, PendingOffsetsRecord]] = {}  # group -> producer id -> offsets
 
     def committed(self, group_id: str) -> Mapping[tuple[str, int], OffsetCommitRecord]:
         """The group's committed offsets (read-only; empty for an unknown group)."""
         return MappingProxyType(self._offsets.get(group_id, {}))
+
+    def pending(self, group_id: str) -> Mapping[int, PendingOffsetsRecord]:
+        """The group's pending transactional offsets by producer id (read-only)."""
+        return MappingProxyType(self._pending.get(group_id, {}))
+
+    def _unstable(self, group_id: str) -> set[tuple[str, int]]:
+        return {(o.topic, o.partition) for r in self._pending.get(group_id, {}).values() for o in r.offsets}
 
     # --- operations --------------------------------------------------------------------------
 
@@ -146,7 +181,82 @@ class OffsetStore:
                 else CommittedOffset(topic, partition, -1)
                 for topic, partition in req.partitions
             )
+        unstable = self._unstable(req.group_id) if req.require_stable else set()
+        if unstable:
+            answers = tuple(
+                CommittedOffset(a.topic, a.partition, -1, error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
+                if (a.topic, a.partition) in unstable else a
+                for a in answers)
         return Result().reply(token, FetchOffsetsResult(ErrorCode.NONE, answers))
+
+    def txn_commit(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
+        """Reply: CommitOffsetsResult; records: the producer's PendingOffsetsRecord when any
+        partition was accepted."""
+        out = Result()
+        group = self._group(req.group_id)
+        held = self._pending.get(req.group_id, {}).get(req.producer_id)
+        if group is None:
+            error = ErrorCode.NONE if req.generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        else:
+            error = group.validate_commit(req.member_id, req.group_instance_id, req.generation_id,
+                                          MEMBER_EPOCH_COMMIT_VERSION, transactional=True)
+            if error is ErrorCode.STALE_MEMBER_EPOCH:
+                error = ErrorCode.ILLEGAL_GENERATION
+        if error is ErrorCode.NONE and held is not None and req.producer_epoch < held.producer_epoch:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        pending = {(o.topic, o.partition): o for o in held.offsets} if held is not None else {}
+        answers = []
+        accepted = False
+        for p in req.offsets:
+            partition_error = error
+            if error is ErrorCode.NONE and len(p.metadata or "") > OFFSET_METADATA_MAX_CHARS:
+                partition_error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            if partition_error is ErrorCode.NONE:
+                accepted = True
+                pending[(p.topic, p.partition)] = OffsetCommitRecord(
+                    group=req.group_id, topic=p.topic, partition=p.partition, offset=p.offset,
+                    leader_epoch=p.leader_epoch, metadata=p.metadata or "", commit_timestamp_ms=now_ms)
+            answers.append(PartitionError(p.topic, p.partition, partition_error))
+        if accepted:
+            out.records.append(PendingOffsetsRecord(req.group_id, req.producer_id, req.producer_epoch,
+                                                    tuple(pending[key] for key in sorted(pending))))
+        self._replay_all(out.records)
+        return out.reply(token, CommitOffsetsResult(tuple(answers)))
+
+    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
+        """Reply: ErrorCode; records: on commit the OffsetCommitRecords made visible, then the
+        PendingOffsetsTombstone (one store transaction); on abort the tombstone alone."""
+        out = Result()
+        held = self._pending.get(req.group_id, {}).get(req.producer_id)
+        if held is None:
+            return out.reply(token, ErrorCode.NONE)
+        if req.producer_epoch < held.producer_epoch:
+            return out.reply(token, ErrorCode.INVALID_PRODUCER_EPOCH)
+        if req.commit:
+            committed = self._offsets.get(req.group_id, {})
+            for record in held.offsets:
+                current = committed.get((record.topic, record.partition))
+                if current is None or current.commit_timestamp_ms <= record.commit_timestamp_ms:
+                    out.records.append(record)
+                    out.events.append(offset_commit(
+                        self.node_id, now_ms, req.group_id, member_id="", generation=-1,
+                        topic=record.topic, partition=record.partition, offset=record.offset))
+        out.records.append(PendingOffsetsTombstone(req.group_id, req.producer_id))
+        self._replay_all(out.records)
+        return out.reply(token, ErrorCode.NONE)
+
+    def _without_pending(self, group_ids: Iterable[str], doomed: Callable[[str, int], bool]) -> list[OffsetRecord]:
+        """The records that remove the partitions `doomed(topic, partition)` from every pending
+        transaction of `group_ids` (a rewritten PendingOffsetsRecord, or its tombstone)."""
+        records: list[OffsetRecord] = []
+        for group_id in group_ids:
+            for producer_id, held in sorted(self._pending.get(group_id, {}).items()):
+                kept = tuple(o for o in held.offsets if not doomed(o.topic, o.partition))
+                if len(kept) == len(held.offsets):
+                    continue
+                records.append(PendingOffsetsRecord(group_id, producer_id, held.producer_epoch, kept) if kept
+                               else PendingOffsetsTombstone(group_id, producer_id))
+        return records
 
     def delete(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
         """Reply: DeleteOffsetsResult; records: an OffsetTombstone per deleted committed offset."""
@@ -169,6 +279,8 @@ class OffsetStore:
                 out.events.append(offset_delete(self.node_id, now_ms, req.group_id, topic=topic,
                                                 partition=partition))
             answers.append(PartitionError(topic, partition, ErrorCode.NONE))
+        deleted = {(a.topic, a.partition) for a in answers if a.error is ErrorCode.NONE}
+        out.records.extend(self._without_pending((req.group_id,), lambda t, p: (t, p) in deleted))
         self._replay_all(out.records)
         return out.reply(token, DeleteOffsetsResult(ErrorCode.NONE, tuple(answers)))
 
@@ -188,13 +300,28 @@ class OffsetStore:
             out.events.append(offset_delete(self.node_id, now_ms, record.group, topic=record.topic,
                                             partition=record.partition))
         out.records.extend(records)
+        pending = self._without_pending(sorted(self._pending), lambda topic, _: topic in doomed)
+        self._replay_all(pending)
+        out.records.extend(pending)
         return out
 
     # --- hard state --------------------------------------------------------------------------
 
     def replay(self, record: OffsetRecord) -> None:
-        """Apply one offset record (an operation's own, or one loaded from the store). Raises
+        """Apply one offset record (an operation's own, or one loaded from the store; a pending
+        tombstone of nothing pending is a no-op). Raises
         `UnknownOffset` for a tombstone of an offset that is not committed."""
+        if isinstance(record, PendingOffsetsRecord):
+            if self._group(record.group) is None:
+                self._create_group(record.group)
+            self._pending.setdefault(record.group, {})[record.producer_id] = record
+            return
+        if isinstance(record, PendingOffsetsTombstone):
+            held = self._pending.get(record.group, {})
+            held.pop(record.producer_id, None)
+            if not held:
+                self._pending.pop(record.group, None)
+            return
         key = (record.topic, record.partition)
         if isinstance(record, OffsetCommitRecord):
             if self._group(record.group) is None:
@@ -209,14 +336,18 @@ class OffsetStore:
             del self._offsets[record.group]
 
     def drop_group(self, group_id: str) -> None:
-        """The group was deleted: its offsets go with it (its GroupTombstone says so)."""
+        """The group was deleted: its offsets, pending ones too, go with it (its GroupTombstone
+        says so)."""
         self._offsets.pop(group_id, None)
+        self._pending.pop(group_id, None)
 
     def unload(self, belongs: Callable[[str], bool]) -> None:
         """Forget the offsets of every group for which `belongs(group_id)` holds (this node gave
         their partition up; the store keeps them for the next coordinator)."""
         for group_id in [g for g in self._offsets if belongs(g)]:
             del self._offsets[group_id]
+        for group_id in [g for g in self._pending if belongs(g)]:
+            del self._pending[group_id]
 
     def _replay_all(self, records: Iterable[OffsetRecord]) -> None:
         for record in records:

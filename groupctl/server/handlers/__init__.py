@@ -45,4 +45,5 @@ from groupctl.server.handlers import (  # noqa: F401
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
 )

@@ -10,8 +10,8 @@ order: INVALID_REQUEST (with the reason) for one that is not a valid ACL
 resource's write, else NONE. The creations of one resource pattern are one compare-and-set write
 (`NodeAuthorizer.create`); adding an ACL that exists changes nothing and succeeds.
 
-Deliberate differences from Apache Kafka: ACLs on the TransactionalId, DelegationToken and User
-resource types are refused (INVALID_REQUEST): groupctl has none of those resources. Principals
+Deliberate differences from Apache Kafka: ACLs on the DelegationToken and User resource types are
+refused (INVALID_REQUEST): groupctl has none of those resources. Principals
 must be "Type:name" with both parts non-empty (Kafka only needs the colon).
 """
 

@@ -8,8 +8,9 @@ Version notes:
 - v3+ the response has `throttle_time_ms` (always 0 here).
 - v5+ the response carries each partition's `committed_leader_epoch`.
 - v6+ are flexible.
-- v7+ `require_stable` asks to wait out pending transactional commits. groupctl has no
-  transactions, so no commit is ever pending; the flag is passed to the core and changes nothing.
+- v7+ `require_stable` (KIP-447): a partition for which an open transaction holds offsets
+  (TxnOffsetCommit, before its marker) answers UNSTABLE_OFFSET_COMMIT with offset -1, and the
+  client retries; without the flag such a partition answers its committed offset.
 - v8+ batch several groups (`groups[]`, each with its own topic list or null); each group is
   answered by its own core call and carries its own error.
 - v9+ each group may carry a KIP-848 `member_id`/`member_epoch`, passed to the core: a consumer

@@ -1,0 +1,87 @@
+"""TxnOffsetCommit (API 28), versions 3-5 (kafka-python 3.0.12 and confluent-kafka 2.16 send v3): a transactional producer commits a consumer group's
+offsets inside its transaction (`send_offsets_to_transaction`, KIP-98 / KIP-447).
+
+Semantics: the offsets are held pending for (group, producer id), durably, before the answer;
+OffsetFetch does not show them (with `require_stable` it answers UNSTABLE_OFFSET_COMMIT for their
+partitions) until the transaction's marker reaches the group (`Node.complete_txn_offsets`): a
+commit makes them the group's committed offsets, an abort drops them. The group's checks are the
+core's (`groupctl.coordinator.offsets.store`): the request carries the member's generation (a
+KIP-848 member's epoch), member id and group instance id (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID; generation -1 with no member, as a producer without a group's metadata
+sends, is accepted by any group) and each partition's committed leader epoch. v3+ are flexible;
+v4 and v5 (KIP-890) add nothing this node answers differently.
+
+Checked here first, as Kafka does: an empty group id is INVALID_GROUP_ID for every partition
+(after the authorization of the transactional id and the group); a topic this node does not know, or a partition it does not have, is
+UNKNOWN_TOPIC_OR_PARTITION. Only the other partitions go to the core.
+
+Authorization (`--authorizer`), as Kafka: Write on the TransactionalId, else every partition
+answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then Read on the group, else
+GROUP_AUTHORIZATION_FAILED; then Read on each topic, else its partitions answer
+TOPIC_AUTHORIZATION_FAILED.
+
+Deliberate difference from Apache Kafka: the transaction is not verified against the
+transaction coordinator (Kafka checks that AddOffsetsToTxn added the group, KIP-890), so a
+producer that skipped it leaves offsets pending until a marker names its producer id.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.producer.transaction import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.offsets.messages import CommitOffsetsResult, PartitionOffset, TxnCommitOffsets
+from groupctl.protocol.registry import api
+from groupctl.security.acls import Operation
+from groupctl.server.context import RequestContext
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, TRANSACTIONAL_ID, allowed, allowed_names
+
+_TOPIC = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+_PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
+
+
+def _early_errors(ctx: RequestContext, request: TxnOffsetCommitRequest) -> list[list[ErrorCode | None]]:
+    """Per topic, each partition's error found before the core (None: goes to the core)."""
+    if not allowed(ctx, Operation.WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return [[ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] * len(t.partitions) for t in request.topics]
+    if not allowed(ctx, Operation.READ, GROUP, request.group_id):
+        return [[ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(t.partitions) for t in request.topics]
+    if not request.group_id:
+        return [[ErrorCode.INVALID_GROUP_ID] * len(t.partitions) for t in request.topics]
+    readable = allowed_names(ctx, Operation.READ, TOPIC, (t.name for t in request.topics))
+    errors = []
+    for topic in request.topics:
+        record = ctx.node.topics.get(topic.name)
+        errors.append([
+            ErrorCode.TOPIC_AUTHORIZATION_FAILED if topic.name not in readable
+            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if record is None or p.partition_index not in record.replicas
+            else None
+            for p in topic.partitions])
+    return errors
+
+
+@api(key=28, versions=(3, 5))
+async def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+    errors = _early_errors(ctx, request)
+    valid = tuple(
+        PartitionOffset(topic=topic.name, partition=p.partition_index, offset=p.committed_offset,
+                        leader_epoch=p.committed_leader_epoch,
+                        metadata=p.committed_metadata or "")
+        for topic, topic_errors in zip(request.topics, errors)
+        for p, error in zip(topic.partitions, topic_errors) if error is None)
+    core_errors: dict[tuple[str, int], ErrorCode] = {}
+    if valid:
+        commit = TxnCommitOffsets(
+            group_id=request.group_id, producer_id=request.producer_id, producer_epoch=request.producer_epoch,
+            generation_id=request.generation_id, member_id=request.member_id,
+            group_instance_id=request.group_instance_id, offsets=valid)
+        result: CommitOffsetsResult = await ctx.node.call_groups(
+            lambda core, token, now: core.txn_commit_offsets(token, commit, now))
+        core_errors = {(p.topic, p.partition): p.error for p in result.partitions}
+    topics = [
+        _TOPIC(name=topic.name, partitions=[
+            _PARTITION(partition_index=p.partition_index,
+                       error_code=int(core_errors[(topic.name, p.partition_index)] if error is None else error))
+            for p, error in zip(topic.partitions, topic_errors)])
+        for topic, topic_errors in zip(request.topics, errors)]
+    return ctx.respond(throttle_time_ms=0, topics=topics)

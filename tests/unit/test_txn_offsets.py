@@ -1,0 +1,193 @@
+"""Transactional offset commits in the group core, on a manual clock (KIP-98, KIP-447; Apache
+Kafka's OffsetMetadataManager pending offsets): TxnOffsetCommit holds offsets per producer,
+invisible until the transaction's commit marker, dropped by its abort; OffsetFetch with
+require_stable answers UNSTABLE_OFFSET_COMMIT meanwhile; classic and consumer groups judge the
+member as Kafka does."""
+
+from __future__ import annotations
+
+from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.offsets.messages import (
+    CommittedOffset,
+    CompleteTxn,
+    DeleteOffsets,
+    FetchOffsets,
+    PartitionOffset,
+    TxnCommitOffsets,
+)
+from groupctl.coordinator.records import (
+    OffsetCommitRecord,
+    PendingOffsetsRecord,
+    PendingOffsetsTombstone,
+)
+from tests.unit.classic_harness import Harness
+from tests.unit.test_consumer_offsets import Node, joined
+
+P0 = PartitionOffset("t", 0, 42, leader_epoch=3, metadata="m")
+P1 = PartitionOffset("t", 1, 7)
+PID = 1000
+
+
+def txn_commit(h: Harness, *offsets: PartitionOffset, group: str = "g", generation: int = -1, member: str = "",
+               instance=None, producer_id: int = PID, epoch: int = 0) -> list[ErrorCode]:
+    request = TxnCommitOffsets(group, producer_id, epoch, generation, member, instance, offsets or (P0,))
+    return [p.error for p in h.ask("txn_commit_offsets", request).partitions]
+
+
+def complete(h: Harness, commit: bool, group: str = "g", producer_id: int = PID, epoch: int = 0) -> ErrorCode:
+    return h.ask("complete_txn", CompleteTxn(group, producer_id, epoch, commit))
+
+
+def fetch(h: Harness, require_stable: bool, partitions=(("t", 0), ("t", 1)), group: str = "g"):
+    return h.ask("fetch_offsets", FetchOffsets(group, partitions, require_stable=require_stable))
+
+
+def test_pending_offsets_are_invisible_until_the_commit_marker_and_then_committed_in_one_result():
+    h = Harness()
+    assert txn_commit(h, P0, P1) == [ErrorCode.NONE, ErrorCode.NONE]
+    pending = PendingOffsetsRecord("g", PID, 0, (OffsetCommitRecord("g", "t", 0, 42, 3, "m", h.now),
+                                                 OffsetCommitRecord("g", "t", 1, 7, -1, "", h.now)))
+    assert h.results[-1].records == [pending]
+    assert fetch(h, False).offsets == (CommittedOffset("t", 0, -1), CommittedOffset("t", 1, -1))
+    h.timer.advance(5)
+    assert complete(h, commit=True) is ErrorCode.NONE
+    assert h.results[-1].records == [*pending.offsets, PendingOffsetsTombstone("g", PID)]
+    assert fetch(h, True).offsets == (CommittedOffset("t", 0, 42, 3, "m"), CommittedOffset("t", 1, 7))
+
+
+def test_require_stable_answers_unstable_offset_commit_only_for_partitions_a_transaction_holds():
+    h = Harness()
+    h.commit("g", -1, "", P1, version=8)
+    txn_commit(h, P0)
+    assert fetch(h, True).offsets == (
+        CommittedOffset("t", 0, -1, error=ErrorCode.UNSTABLE_OFFSET_COMMIT), CommittedOffset("t", 1, 7))
+    assert fetch(h, True, partitions=None).offsets == (CommittedOffset("t", 1, 7),)
+
+
+def test_an_abort_drops_the_pending_offsets_and_a_retried_marker_changes_nothing():
+    h = Harness()
+    h.commit("g", -1, "", PartitionOffset("t", 0, 5), version=8)
+    txn_commit(h, P0)
+    assert complete(h, commit=False) is ErrorCode.NONE
+    assert h.results[-1].records == [PendingOffsetsTombstone("g", PID)]
+    assert fetch(h, True).offsets[0] == CommittedOffset("t", 0, 5)
+    assert complete(h, commit=True) is ErrorCode.NONE
+    assert h.results[-1].records == []
+    assert fetch(h, True).offsets[0] == CommittedOffset("t", 0, 5)
+
+
+def test_later_commits_of_the_transaction_merge_and_each_producer_has_its_own():
+    h = Harness()
+    txn_commit(h, P0)
+    txn_commit(h, PartitionOffset("t", 0, 50), P1)
+    txn_commit(h, PartitionOffset("t", 0, 9), producer_id=PID + 1)
+    assert [(o.partition, o.offset) for o in h.results[-2].records[0].offsets] == [(0, 50), (1, 7)]
+    complete(h, commit=False, producer_id=PID + 1)
+    complete(h, commit=True)
+    assert fetch(h, True).offsets == (CommittedOffset("t", 0, 50), CommittedOffset("t", 1, 7))
+
+
+def test_a_regular_commit_newer_than_the_pending_offset_is_kept_at_the_commit_marker():
+    h = Harness()
+    txn_commit(h, P0)
+    h.timer.advance(1)
+    h.commit("g", -1, "", PartitionOffset("t", 0, 99), version=8)
+    complete(h, commit=True)
+    assert fetch(h, True).offsets[0] == CommittedOffset("t", 0, 99)
+
+
+def test_an_older_producer_epoch_is_invalid_producer_epoch_for_commits_and_markers():
+    h = Harness()
+    txn_commit(h, P0, epoch=3)
+    assert txn_commit(h, P1, epoch=2) == [ErrorCode.INVALID_PRODUCER_EPOCH]
+    assert complete(h, commit=True, epoch=2) is ErrorCode.INVALID_PRODUCER_EPOCH
+    assert fetch(h, True).offsets[0].error is ErrorCode.UNSTABLE_OFFSET_COMMIT
+    assert complete(h, commit=True, epoch=4) is ErrorCode.NONE
+    assert fetch(h, True).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+
+
+def test_a_classic_member_commits_at_its_generation_and_a_commit_naming_no_member_is_accepted():
+    h = Harness()
+    a, b = h.stable_group(count=2)
+    assert txn_commit(h, generation=a.generation_id, member=a.member_id) == [ErrorCode.NONE]
+    assert txn_commit(h, generation=a.generation_id + 1, member=a.member_id) == [ErrorCode.ILLEGAL_GENERATION]
+    assert txn_commit(h, generation=a.generation_id, member="ghost") == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert txn_commit(h, generation=-1, member="") == [ErrorCode.NONE]
+    assert h.commit("g", -1, "", P0) == [ErrorCode.UNKNOWN_MEMBER_ID]  # a plain commit is refused
+
+
+def test_a_completing_rebalance_does_not_refuse_a_transactional_commit():
+    h = Harness()
+    a, _ = h.joined_members("g", 2)
+    assert h.commit("g", a.generation_id, a.member_id, P0) == [ErrorCode.REBALANCE_IN_PROGRESS]
+    assert txn_commit(h, generation=a.generation_id, member=a.member_id) == [ErrorCode.NONE]
+
+
+def test_a_static_member_replaced_by_a_new_instance_is_fenced():
+    h = Harness()
+    (a,) = h.stable_group(count=1, instance="i-1")
+    assert txn_commit(h, generation=a.generation_id, member="other", instance="i-1") == [
+        ErrorCode.FENCED_INSTANCE_ID]
+
+
+def test_an_unknown_group_accepts_only_a_commit_without_generation_and_is_created():
+    h = Harness()
+    assert txn_commit(h, group="new", generation=3, member="m") == [ErrorCode.ILLEGAL_GENERATION]
+    assert h.results[-1].records == []
+    assert txn_commit(h, group="new") == [ErrorCode.NONE]
+    assert h.state("new") == "Empty"
+
+
+def test_offset_delete_and_group_deletion_drop_pending_offsets_and_cleanup_keeps_the_group():
+    h = Harness()
+    txn_commit(h, P0, P1)
+    assert h.core.empty_without_offsets() == {}
+    h.ask("delete_offsets", DeleteOffsets("g", (("t", 0),)))
+    assert h.results[-1].records == [PendingOffsetsRecord("g", PID, 0, (OffsetCommitRecord("g", "t", 1, 7, -1, "", h.now),))]
+    h.ask("delete_groups", ("g",))
+    complete(h, commit=True)
+    assert h.results[-1].records == []
+    assert fetch(h, True).offsets == (CommittedOffset("t", 0, -1), CommittedOffset("t", 1, -1))
+
+
+def test_a_deleted_topic_takes_its_pending_offsets_with_it():
+    h = Harness()
+    txn_commit(h, P0, PartitionOffset("u", 0, 1))
+    h.absorb(h.core.delete_topic_offsets(("u",), h.now))
+    assert h.results[-1].records == [PendingOffsetsRecord("g", PID, 0, (OffsetCommitRecord("g", "t", 0, 42, 3, "m", h.now),))]
+    h.absorb(h.core.delete_topic_offsets(("t",), h.now))
+    assert h.results[-1].records == [PendingOffsetsTombstone("g", PID)]
+
+
+def test_replayed_pending_records_restore_the_transaction_after_a_takeover():
+    h = Harness()
+    txn_commit(h, P0)
+    records = list(h.records)
+    again = Harness()
+    again.absorb(again.core.load(records, again.now, "test"))
+    assert fetch(again, True).offsets[0].error is ErrorCode.UNSTABLE_OFFSET_COMMIT
+    assert complete(again, commit=True) is ErrorCode.NONE
+    assert fetch(again, True).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+
+
+# --- consumer groups (KIP-848) ------------------------------------------------------------------
+
+def consumer_txn_commit(node: Node, member: str, epoch: int) -> list[ErrorCode]:
+    request = TxnCommitOffsets("g", PID, 0, epoch, member, None, (PartitionOffset("orders", 0, 42),))
+    result = node.store.txn_commit("token", request, node.harness.now)
+    (reply,) = result.replies
+    return [p.error for p in reply.response.partitions]
+
+
+def test_a_consumer_member_commits_transactionally_at_its_member_epoch_and_a_stale_epoch_is_illegal_generation():
+    node = Node()
+    (client,) = joined(node, "m1")
+    epoch = node.harness.core.groups["g"].members["m1"].member_epoch
+    assert consumer_txn_commit(node, "m1", epoch) == [ErrorCode.NONE]
+    assert consumer_txn_commit(node, "m1", epoch - 1) == [ErrorCode.ILLEGAL_GENERATION]
+    assert consumer_txn_commit(node, "ghost", epoch) == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert consumer_txn_commit(node, "", -1) == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert node.fetch().offsets == (CommittedOffset("orders", 0, -1),)
+    (reply,) = node.store.complete_txn("token", CompleteTxn("g", PID, 0, True), node.harness.now).replies
+    assert reply.response is ErrorCode.NONE
+    assert node.fetch().offsets == (CommittedOffset("orders", 0, 42),)
