@@ -6,6 +6,7 @@ import pytest
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions import TransactionCoordinator, TxnReply, TxnState
 from groupctl.coordinator.transactions.records import MAX_PRODUCER_EPOCH, TransactionRecord
+from groupctl.layout.transactions import TransactionDocument
 from tests.unit.transaction_harness import FIRST_PRODUCER_ID, OFFSETS_TOPIC, TxnHarness, offsets_partition_for
 
 OUT0 = ("out", 0)
@@ -581,3 +582,11 @@ def test_the_core_takes_its_producer_ids_only_from_the_allocator():
                                   offsets_partition_for=offsets_partition_for)
     assert core.init_producer_id("tx", 1_000, 0).reply.producer_id == 77
     assert core.init_producer_id(None, 1_000, 0).reply.producer_id == 78
+
+
+@pytest.mark.parametrize("state", list(TxnState))
+def test_a_record_in_any_state_is_stored_as_a_document_that_reads_back_the_same_record(state):
+    stored = record(state, producer_id=4001, epoch=3, partitions=[("t", 1), ("t", 0), ("u", 2)], start_ms=10,
+                    previous=4000, last_epoch=2)
+    data = stored.to_document().encode()
+    assert TransactionRecord.from_document(TransactionDocument.decode("tx", data)) == stored
