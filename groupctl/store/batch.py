@@ -3,7 +3,7 @@
 Where each record goes (`groupctl.layout`): a GroupMetadataRecord replaces `/groups/<g>`; an
 OffsetCommitRecord rewrites one partition's entry of `/groups/<g>/offsets/<topic>`; a
 GroupTombstone deletes the group with all its offsets; TopicRecord and TopicTombstone write and
-delete `/brokers/topics/<t>`. One znode per (group, topic) keeps a commit request to one write
+delete `/brokers/topics/<t>`; a TransactionRecord replaces `/transactions/<id>`. One znode per (group, topic) keeps a commit request to one write
 per topic, and a group's offsets readable with one `children` plus one `get` per topic.
 
 Invariants:
@@ -28,10 +28,11 @@ from groupctl.coordinator.records import (
     Record,
     TopicRecord,
     TopicTombstone,
+    TransactionRecord,
 )
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.offsets import OffsetsDocument
-from groupctl.layout.paths import group_path, offset_topic_path, offsets_path, topic_path
+from groupctl.layout.paths import group_path, offset_topic_path, offsets_path, topic_path, transaction_path
 from groupctl.store.base import Create, Delete, Op, SetData
 from groupctl.store.scopes import StoredDoc
 
@@ -113,6 +114,8 @@ class Batch:
         elif isinstance(record, TopicTombstone):
             if self.exists(topic_path(record.name)):
                 self.remove(topic_path(record.name))
+        elif isinstance(record, TransactionRecord):
+            self.put(transaction_path(record.transactional_id), record.to_document())
         else:
             raise TypeError(f"not a record: {record!r}")
 
