@@ -328,11 +328,11 @@ def test_a_retried_end_txn_after_completion_answers_none_with_the_producer(h):
     assert h.end(producer, True) == TxnReply(ErrorCode.NONE, producer.producer_id, producer.producer_epoch)
 
 
-def test_end_txn_while_its_markers_are_written_is_concurrent_transactions_either_way(h):
+def test_end_txn_while_its_markers_are_written_is_concurrent_and_the_opposite_outcome_invalid_as_kafka(h):
     producer = open_transaction(h)
     h.end(producer, True)
     assert h.end(producer, True).error == ErrorCode.CONCURRENT_TRANSACTIONS
-    assert h.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert h.end(producer, False).error == ErrorCode.INVALID_TXN_STATE
 
 
 def test_end_txn_checks_the_producer_id_before_the_epoch(h):
@@ -510,10 +510,9 @@ def test_a_transaction_preparing_at_restart_writes_its_markers_again_and_complet
     producer = open_transaction(h, OUT0, OUT1)
     h.end(producer, False)
     restarted = TxnHarness()
-    restarted.core.load(h.persisted)
-    assert restarted.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS  # not yet resumed
-    (marker,) = restarted.core.resume()
+    (marker,) = restarted.core.load(h.persisted)
     assert (marker.commit, marker.partitions, marker.producer_epoch) == (False, {OUT0, OUT1}, 0)
+    assert restarted.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS  # completing
     assert restarted.core.resume() == []
     restarted.apply(restarted.core.markers_written("tx", restarted.now))
     assert restarted.state() == "CompleteAbort"
@@ -535,10 +534,19 @@ def test_load_keeps_the_last_record_of_each_id():
     assert (view.state, view.producer_epoch, view.start_ms) == ("Ongoing", 1, 5)
 
 
-def test_a_load_replaces_everything_held_before(h):
+def test_a_load_adds_the_ids_it_names_and_an_unload_drops_the_ids_it_accepts(h):
     h.init("old")
     h.core.load([record(tid="new")])
+    assert h.core.describe("old").error == ErrorCode.NONE and h.core.describe("new").error == ErrorCode.NONE
+    h.core.unload(lambda tid: tid == "old")
     assert h.core.describe("old").error == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    assert h.core.describe("new").error == ErrorCode.NONE
+
+
+def test_a_load_resumes_only_the_completions_of_the_ids_it_loads(h):
+    h.core.load([record(TxnState.PREPARE_COMMIT, tid="a", partitions=[OUT0], start_ms=0)])
+    (marker,) = h.core.load([record(TxnState.PREPARE_ABORT, tid="b", partitions=[OUT0], start_ms=0)])
+    assert (marker.transactional_id, marker.commit) == ("b", False)
 
 
 # -- DescribeTransactions, ListTransactions ---------------------------------------------------------
