@@ -15,6 +15,7 @@ from groupctl.security.acls import CLUSTER_NAME, Operation, ResourceType, kafka_
 CLUSTER = ResourceType.CLUSTER
 GROUP = ResourceType.GROUP
 TOPIC = ResourceType.TOPIC
+TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 
 
 def allowed(ctx: Any, operation: Operation, resource_type: ResourceType, name: str) -> bool:
