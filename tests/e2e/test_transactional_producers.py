@@ -2,7 +2,8 @@
 (librdkafka) and kafka-python's transactional producers commit and abort; a consumer reading with
 isolation.level=read_committed sees exactly the committed messages, a read_uncommitted one sees
 them all; a second producer with the same transactional.id fences the first; a transaction left
-open past its transaction.timeout.ms is aborted by the coordinator."""
+open past its transaction.timeout.ms is aborted by the coordinator; a node killed with -9 in the
+middle of a transaction restarts with every committed message and none of the aborted ones."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from confluent_kafka import KafkaException
 from confluent_kafka import Producer as RdProducer
 from confluent_kafka import TopicPartition as RdTopicPartition
 from kafka import KafkaProducer
+
+from tests.support.coordinator import CoordinatorProcess
 
 CLIENT_TIMEOUT_S = 30
 
@@ -42,18 +45,18 @@ def read_all(bootstrap: str, topic: str, isolation: str, *, until: int, timeout_
     consumer = RdConsumer({"bootstrap.servers": bootstrap, "group.id": f"check-{topic}-{isolation}",
                            "enable.auto.commit": False, "isolation.level": isolation})
     got: list[bytes] = []
+    position = -1
     try:
         consumer.assign([RdTopicPartition(topic, 0, 0)])
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        while position < until and time.monotonic() < deadline:
             for message in consumer.consume(num_messages=500, timeout=0.5):
                 if message.error() is None:
                     got.append(message.value())
             position = consumer.position([RdTopicPartition(topic, 0)])[0].offset
-            if position >= until:
-                break
     finally:
         consumer.close()
+    assert position == until, f"the {isolation} consumer stopped at {position}, not at the log end {until}"
     return got
 
 
@@ -123,3 +126,27 @@ def test_kafka_pythons_transactional_producer_commits_and_aborts(coordinator):
     end = log_end_offset(coordinator, topic)
     assert end == 4
     assert read_all(coordinator.bootstrap, topic, "read_committed", until=end) == [b"kept"]
+
+
+def test_after_kill_9_mid_transaction_committed_data_stays_and_the_open_transaction_is_aborted(tmp_path):
+    options = ("--data-dir", str(tmp_path / "data"), "--topic", "txn-durable:1")
+    process = CoordinatorProcess(*options, log_path=tmp_path / "node.log").start()
+    try:
+        producer = transactional_producer(process.bootstrap, "txn-durable-app")
+        produce_in_transaction(producer, "txn-durable", [b"c1", b"c2"], commit=True)
+        produce_in_transaction(producer, "txn-durable", [b"a1"], commit=False)
+        producer.begin_transaction()
+        producer.produce("txn-durable", value=b"open-at-the-kill", partition=0)
+        producer.flush(CLIENT_TIMEOUT_S)
+    finally:
+        process.kill()
+    restarted = CoordinatorProcess(*options, log_path=tmp_path / "node.log").start()
+    try:
+        successor = transactional_producer(restarted.bootstrap, "txn-durable-app")  # aborts the open one
+        produce_in_transaction(successor, "txn-durable", [b"c3"], commit=True)
+        # c1 c2 +commit, a1 +abort, open-at-the-kill +abort (after the restart), c3 +commit
+        assert read_all(restarted.bootstrap, "txn-durable", "read_committed", until=9) == [b"c1", b"c2", b"c3"]
+        assert read_all(restarted.bootstrap, "txn-durable", "read_uncommitted", until=9) == [
+            b"c1", b"c2", b"a1", b"open-at-the-kill", b"c3"]
+    finally:
+        restarted.terminate()
