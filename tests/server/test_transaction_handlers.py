@@ -1,7 +1,8 @@
 """The transaction coordinator's APIs on a running node, spoken raw (kafka-python's request
 classes at each version): FindCoordinator for a transactional id, InitProducerId with one,
 AddPartitionsToTxn, AddOffsetsToTxn and EndTxn, with Kafka's answers; the state each step stores
-at /transactions/<id>, and the commit marker in the partition log."""
+at /transactions/<id>, the commit marker in the partition log, and Produce's verification that
+a transactional batch goes to a partition of the producer's open transaction."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from kafka.protocol.producer import (
     AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
+    ProduceRequest,
 )
+from kafka.record.memory_records import MemoryRecordsBuilder
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.layout.paths import transaction_path
@@ -145,3 +148,30 @@ def test_add_offsets_puts_the_groups_offsets_partition_in_the_transaction(node):
     assert answer.error_code == ErrorCode.NONE
     partition = node.node.placement.partition_of("app")
     assert stored(node, "offsets-tx")["partitions"] == {"__consumer_offsets": [partition]}
+
+
+def transactional_batch(producer, sequence: int = 0) -> bytes:
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 20)
+    builder.set_producer_state(producer.producer_id, producer.producer_epoch, sequence, True)
+    builder.append(1_000, None, b"value")
+    builder.close()
+    return bytes(builder.buffer())
+
+
+def produce(node, transactional_id: str, partition: int, records: bytes, version: int = 9):
+    topic = ProduceRequest.TopicProduceData
+    response = exchange(node, ProduceRequest(
+        version=version, transactional_id=transactional_id, acks=-1, timeout_ms=1000,
+        topic_data=[topic(name=TOPIC, partition_data=[topic.PartitionProduceData(index=partition, records=records)])]),
+        version)
+    return response.responses[0].partition_responses[0].error_code
+
+
+def test_a_transactional_batch_goes_only_to_a_partition_added_to_the_producers_transaction(node):
+    producer = init(node, "verify-tx")
+    add_partitions(node, "verify-tx", producer, [(TOPIC, 0)])
+    assert produce(node, "verify-tx", 1, transactional_batch(producer)) == ErrorCode.INVALID_TXN_STATE
+    assert produce(node, "verify-tx", 0, transactional_batch(producer)) == ErrorCode.NONE
+    # A new producer with the id fences `producer` (and is told to retry while its transaction aborts).
+    assert init(node, "verify-tx").error_code == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert produce(node, "verify-tx", 0, transactional_batch(producer, 1)) == ErrorCode.INVALID_PRODUCER_EPOCH

@@ -598,3 +598,16 @@ def test_a_record_in_any_state_is_stored_as_a_document_that_reads_back_the_same_
                     previous=4000, last_epoch=2)
     data = stored.to_document().encode()
     assert TransactionRecord.from_document(TransactionDocument.decode("tx", data)) == stored
+
+
+def test_a_transactional_batch_is_verified_only_for_a_partition_of_the_producers_open_transaction(h):
+    producer = open_transaction(h, OUT0)
+    core = h.core
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.NONE
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT1) == ErrorCode.INVALID_TXN_STATE
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch + 1, OUT0) == ErrorCode.PRODUCER_FENCED
+    assert core.verify("tx", producer.producer_id + 1, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    assert core.verify("other", producer.producer_id, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    h.end(producer, True)
+    h.write_markers()
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.INVALID_TXN_STATE
