@@ -35,7 +35,7 @@ WILDCARD = "*"
 """A literal resource name or a host that matches any."""
 WILDCARD_PRINCIPAL = "User:*"
 
-RESOURCE_TYPES = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER)
+RESOURCE_TYPES = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER, ResourceType.TRANSACTIONAL_ID)
 """The resource types groupctl stores ACLs for and enforces."""
 
 SUPPORTED_OPERATIONS = {
@@ -47,6 +47,7 @@ SUPPORTED_OPERATIONS = {
     ResourceType.CLUSTER: frozenset({Operation.CREATE, Operation.CLUSTER_ACTION, Operation.DESCRIBE_CONFIGS,
                                      Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE, Operation.ALTER,
                                      Operation.DESCRIBE}),
+    ResourceType.TRANSACTIONAL_ID: frozenset({Operation.DESCRIBE, Operation.WRITE}),
 }
 """Kafka's `AclEntry.supportedOperations` (All is accepted on every type besides these):
 kafka-acls.sh refuses other operations, and so does `groupctl acl add`."""

@@ -214,7 +214,8 @@ def test_creation_refuses_what_kafka_refuses_and_types_groupctl_does_not_have():
     assert "pattern type" in creation_error(binding(pattern_type=PatternType.MATCH))
     assert "operation" in creation_error(binding(operation=Operation.ANY))
     assert "Type:name" in creation_error(binding(principal="alice"))
-    assert "not supported" in creation_error(binding(ResourceType.TRANSACTIONAL_ID))
+    assert "not supported" in creation_error(binding(ResourceType.DELEGATION_TOKEN))
+    assert creation_error(binding(ResourceType.TRANSACTIONAL_ID, "tx", operation=Operation.WRITE)) is None
 
 
 def test_names_are_kafkas_spellings_and_parse_in_any_case():
