@@ -5,8 +5,8 @@ writes) before it releases the responses, and the same records, read back from t
 replayed to rebuild state after a restart or a takeover.
 
 Invariants:
-- Records are immutable values with no behaviour; they name a group or topic and carry
-  everything needed to rewrite its stored form.
+- Records are immutable values with no behaviour; they name a group, topic or transactional id
+  and carry everything needed to rewrite its stored form.
 - A `GroupMetadataRecord` carries the complete group document (`groupctl.layout.groups`), never a delta:
   the store writes it with one compare-and-set write. A consumer group's may build it when first
   read (`GroupMetadataRecord.deferred`), so changes that meet in one write build it once.
@@ -15,6 +15,8 @@ Invariants:
 - A `PendingOffsetsRecord` is every offset one producer's open transaction holds for a group
   (TxnOffsetCommit), never a delta; its `PendingOffsetsTombstone` ends the transaction, written in
   the same transaction as the OffsetCommitRecords a commit marker makes visible.
+- A `TransactionRecord` (the transaction coordinator's, `groupctl.coordinator.transactions`) is a
+  transactional id's whole state, written at `/transactions/<transactional-id>`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
+from groupctl.coordinator.transactions.records import TransactionRecord
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.topics import INITIAL_LEADER_EPOCH, TopicDocument
@@ -148,5 +151,5 @@ class TopicTombstone:
 
 Record = Union[
     GroupMetadataRecord, GroupTombstone, OffsetCommitRecord, OffsetTombstone, PendingOffsetsRecord,
-    PendingOffsetsTombstone, TopicRecord, TopicTombstone
+    PendingOffsetsTombstone, TopicRecord, TopicTombstone, TransactionRecord,
 ]

@@ -1,5 +1,5 @@
 """Every format groupctl stores, with one owner each: the paths (`paths`) and one typed,
-versioned codec per document (`groups`, `offsets`, `topics`, `brokers`, `coordinators`,
+versioned codec per document (`groups`, `offsets`, `topics`, `brokers`, `coordinators`, `transactions`,
 `rebalance_requests`; `journal` declares the event journal's fields).
 
 Invariants:

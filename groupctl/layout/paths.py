@@ -41,6 +41,8 @@ DEFAULT_CONFIG_ENTITY = "<default>"
 """`/config/brokers/<default>`: the cluster-wide dynamic broker defaults (Kafka's name)."""
 CONFIG_GROUPS = "/config/groups"
 """`/config/groups/<group>`: a group's configs (Kafka 4 keeps them in KRaft metadata only)."""
+TRANSACTIONS = "/transactions"
+"""`/transactions/<transactional-id>`: a transactional id's state, written by its coordinator."""
 LEGACY_CONSUMERS = "/consumers"
 """Kafka 0.8's `/consumers/<group>/{ids,owners,offsets}`, read by the tools only."""
 
@@ -91,6 +93,10 @@ def pending_producer_path(group: str, producer_id: int) -> str:
 
 def topic_path(topic: str) -> str:
     return f"{TOPICS}/{encode_name(topic)}"
+
+
+def transaction_path(transactional_id: str) -> str:
+    return f"{TRANSACTIONS}/{encode_name(transactional_id)}"
 
 
 def broker_path(node_id: int) -> str:

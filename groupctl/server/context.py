@@ -22,6 +22,7 @@ class NodeServices(Protocol):
     store: Any  # groupctl.store.base.MetadataStore (users' credentials: Describe/AlterUserScramCredentials)
 
     placement: Any  # groupctl.coordinator.placement.Placement: which groups this node serves now
+    transactions: Any  # groupctl.server.transactions.Transactions: the transactional ids this node coordinates
 
     def now_ms(self) -> int: ...
 

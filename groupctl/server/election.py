@@ -186,6 +186,12 @@ class Election:
     def led(self) -> set[int]:
         return self.policy.led()
 
+    def epoch_of(self, group_id: str) -> Optional[int]:
+        """The epoch at which this node leads the group's partition (None: it does not): the
+        coordinator epoch its transaction markers carry, which grows with every election."""
+        held = self.policy.fence(self.partition_of(group_id))
+        return None if held is None else held.epoch
+
     def fence(self, group_id: str) -> list[Op]:
         """The checks a write of the group's state must carry (NotLeader if we do not lead it)."""
         partition = self.partition_of(group_id)

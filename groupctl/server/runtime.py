@@ -44,6 +44,7 @@ from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
 from groupctl.coordinator.records import Record, TopicRecord
+from groupctl.coordinator.transactions import TransactionRecord
 from groupctl.coordinator.results import Reply, Result
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.credentials import ScramCredential, decode_credentials
@@ -62,6 +63,7 @@ from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
+from groupctl.server.transactions import Transactions
 from groupctl.store.base import MetadataStore, NodeExists, Op, StoreError, StoreUnavailable
 from groupctl.store.connect import open_store
 from groupctl.store.persist import RecordWriter
@@ -131,6 +133,7 @@ class Node:
         self.timer = AsyncioTimer(now_ms, self.submit)
         self.core = Coordinator(timer=self.timer, config=config.groups, consumer_config=config.consumer_groups,
                                 node_id=config.node_id, placement=self.placement)
+        self.transactions = Transactions(self)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it is bound to, once listening
         self._unreadable_users: set[str] = set()  # users whose credential document did not decode (logged)
         self._waiting: dict[Hashable, asyncio.Future] = {}
@@ -319,6 +322,7 @@ class Node:
             self._loader.cancel()
             await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
+        self.transactions.close()
         self.logs.close()
         self._close_journal()
         await self.store.close()
@@ -362,14 +366,19 @@ class Node:
             self._take_over(batch & self.placement.loading, records)  # lost meanwhile: stays unloaded
 
     async def _read_partitions(self, batch: set[int]) -> list[Record]:
+        """The partitions' groups, then their transactional ids (placed as group ids are)."""
         partition_of = self.placement.partition_of
-        return await self.writer.load(topics=False, wanted_group=lambda g: partition_of(g) in batch)
+        records = await self.writer.load(topics=False, wanted_group=lambda g: partition_of(g) in batch)
+        return records + await self.writer.load_transactions(lambda t: partition_of(t) in batch)
 
     def _take_over(self, batch: set[int], records: list[Record]) -> None:
         """Hand the partitions' groups to the core and start serving them."""
         if not batch:
             return
-        records = [r for r in records if self.placement.partition_of(r.group) in batch]
+        partition_of = self.placement.partition_of
+        self.transactions.load([r for r in records if isinstance(r, TransactionRecord)
+                                and partition_of(r.transactional_id) in batch])
+        records = [r for r in records if not isinstance(r, TransactionRecord) and partition_of(r.group) in batch]
         node = self.config.node_id
         detail = (f"node {node} took over group partition {min(batch)}" if len(batch) == 1
                   else f"node {node} took over {len(batch)} group partitions")
@@ -401,6 +410,7 @@ class Node:
 
         log.info("no longer serving group partition(s) %s", partition_ranges(partitions))
         self.submit(self.core.unload(belongs))
+        self.transactions.unload(belongs)
         self.writer.forget(belongs)
         self.documents.moved(belongs)
 

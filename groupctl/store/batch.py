@@ -4,7 +4,7 @@ Where each record goes (`groupctl.layout`): a GroupMetadataRecord replaces `/gro
 OffsetCommitRecord rewrites one partition's entry of `/groups/<g>/offsets/<topic>`; a
 PendingOffsetsRecord replaces `/groups/<g>/pending-offsets/<producer id>` and its
 PendingOffsetsTombstone deletes it; a GroupTombstone deletes the group with all its offsets; TopicRecord and TopicTombstone write and
-delete `/brokers/topics/<t>`. One znode per (group, topic) keeps a commit request to one write
+delete `/brokers/topics/<t>`; a TransactionRecord replaces `/transactions/<id>`. One znode per (group, topic) keeps a commit request to one write
 per topic, and a group's offsets readable with one `children` plus one `get` per topic.
 
 Invariants:
@@ -31,6 +31,7 @@ from groupctl.coordinator.records import (
     Record,
     TopicRecord,
     TopicTombstone,
+    TransactionRecord,
 )
 from groupctl.layout.groups import GroupDocument
 from groupctl.layout.offsets import OffsetEntry, OffsetsDocument
@@ -41,6 +42,7 @@ from groupctl.layout.paths import (
     pending_offsets_path,
     pending_producer_path,
     topic_path,
+    transaction_path,
 )
 from groupctl.layout.pending_offsets import PendingOffsetsDocument
 from groupctl.store.base import Create, Delete, Op, SetData
@@ -129,6 +131,8 @@ class Batch:
         elif isinstance(record, TopicTombstone):
             if self.exists(topic_path(record.name)):
                 self.remove(topic_path(record.name))
+        elif isinstance(record, TransactionRecord):
+            self.put(transaction_path(record.transactional_id), record.to_document())
         else:
             raise TypeError(f"not a record: {record!r}")
 

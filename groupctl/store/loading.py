@@ -7,7 +7,9 @@ Invariants:
   cannot be stored (a commit creates an Empty document), and its offsets would not be loaded.
 - A document that does not decode fails the whole read with CorruptDocument: a partial state
   is never replayed.
-- At most LOAD_CONCURRENCY groups and topics are read at once.
+- At most LOAD_CONCURRENCY groups, topics or transactional ids are read at once.
+- Transactional ids are read on their own (`scan_transactions`), by id: they are the
+  transaction coordinator's, which loads them beside the groups of the same partitions.
 """
 
 from __future__ import annotations
@@ -22,10 +24,19 @@ from groupctl.coordinator.records import (
     Record,
     TopicRecord,
 )
-from groupctl.layout.paths import GROUPS, TOPICS, decode_name, group_path, offsets_path, pending_offsets_path
+from groupctl.coordinator.transactions.records import TransactionRecord
+from groupctl.layout.paths import (
+    GROUPS,
+    TOPICS,
+    TRANSACTIONS,
+    decode_name,
+    group_path,
+    offsets_path,
+    pending_offsets_path,
+)
 from groupctl.layout.pending_offsets import producer_id_of
 from groupctl.store.base import MetadataStore, NoNode
-from groupctl.store.scopes import Scope, StoredDoc, read_group, read_topic
+from groupctl.store.scopes import Scope, StoredDoc, read_group, read_topic, read_transaction
 
 LOAD_CONCURRENCY = 64
 
@@ -64,6 +75,24 @@ async def scan(store: MetadataStore, *, topics: bool = True, wanted_group: Calla
     for group, docs in zip(groups, group_docs):
         scopes[("group", group)] = docs
         records.extend(_group_records(group, docs))
+    return records, scopes
+
+
+async def scan_transactions(store: MetadataStore, wanted: Callable[[str], bool]
+                            ) -> tuple[list[TransactionRecord], dict[Scope, dict[str, StoredDoc]]]:
+    """Read the transactional ids `wanted` accepts; return their records (by id) and documents."""
+    limit = asyncio.Semaphore(LOAD_CONCURRENCY)
+
+    async def bounded(transactional_id):
+        async with limit:
+            return await read_transaction(store, transactional_id)
+
+    ids = sorted(i for i in (decode_name(c) for c in await _children_or_empty(store, TRANSACTIONS)) if wanted(i))
+    scopes: dict[Scope, dict[str, StoredDoc]] = {}
+    records: list[TransactionRecord] = []
+    for transactional_id, docs in zip(ids, await asyncio.gather(*(bounded(i) for i in ids))):
+        scopes[("transaction", transactional_id)] = docs
+        records.extend(TransactionRecord.from_document(doc.value) for doc in docs.values())
     return records, scopes
 
 

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
 from groupctl.coordinator.records import Record, TopicRecord
-from groupctl.layout.paths import BROKER_IDS, GROUPS, TOPICS, topic_path
+from groupctl.coordinator.transactions.records import TransactionRecord
+from groupctl.layout.paths import BROKER_IDS, GROUPS, TOPICS, TRANSACTIONS, topic_path
 from groupctl.store import transaction
 from groupctl.store.base import MetadataStore, NodeExists, Op
-from groupctl.store.loading import every_group, scan
+from groupctl.store.loading import every_group, scan, scan_transactions
 from groupctl.store.scopes import Scope, ScopeCache, scope_of
 
 MAX_COALESCED_RECORDS = 1000
@@ -78,7 +79,7 @@ class RecordWriter:
 
     async def start(self) -> None:
         """Create the layout's parent nodes when missing."""
-        for path in (GROUPS, TOPICS, BROKER_IDS):
+        for path in (GROUPS, TOPICS, BROKER_IDS, TRANSACTIONS):
             try:
                 await self.store.create(path, make_parents=True)
             except NodeExists:
@@ -92,9 +93,18 @@ class RecordWriter:
             self._cache.replace(scope, docs)
         return records
 
+    async def load_transactions(self, wanted: Callable[[str], bool]) -> list[TransactionRecord]:
+        """Read the transactional ids `wanted` accepts back from the store (their state, by id),
+        caching what was read."""
+        records, scopes = await scan_transactions(self.store, wanted)
+        for scope, docs in scopes.items():
+            self._cache.replace(scope, docs)
+        return records
+
     def forget(self, belongs: Callable[[str], bool]) -> None:
-        """Drop the cached documents of the groups `belongs` accepts (their partition moved to
-        another node, whose writes this cache would not see); a later write re-reads them."""
+        """Drop the cached documents of the groups and transactional ids `belongs` accepts (their
+        partition moved to another node, whose writes this cache would not see); a later write
+        re-reads them."""
         self._cache.forget_groups(belongs)
 
     async def reload_topic(self, name: str) -> Optional[TopicRecord]:

@@ -2,7 +2,8 @@
 
 A scope is the unit read, cached and forgotten as a whole: ("group", g) is `/groups/<g>`, its
 `offsets` parent and every `/groups/<g>/offsets/<topic>`, its `pending-offsets` parent and every
-`/groups/<g>/pending-offsets/<producer id>`; ("topic", t) is `/brokers/topics/<t>`.
+`/groups/<g>/pending-offsets/<producer id>`; ("topic", t) is `/brokers/topics/<t>`;
+("transaction", id) is `/transactions/<id>`.
 
 Invariants:
 - A cached node is exactly what the store held at its cached version (read, or written by this
@@ -19,16 +20,18 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from groupctl.coordinator.records import Record, TopicRecord, TopicTombstone
+from groupctl.coordinator.transactions.records import TransactionRecord
 from groupctl.layout.codec import LayoutError
 from groupctl.layout.any_group import decode_group
 from groupctl.layout.offsets import OffsetsDocument
-from groupctl.layout.paths import GROUPS, group_path, offsets_path, pending_offsets_path, topic_path
+from groupctl.layout.paths import GROUPS, group_path, offsets_path, pending_offsets_path, topic_path, transaction_path
 from groupctl.layout.pending_offsets import PendingOffsetsDocument
 from groupctl.layout.topics import TopicDocument
+from groupctl.layout.transactions import TransactionDocument
 from groupctl.store.base import MetadataStore, NoNode, StoreError
 
 Scope = tuple[str, str]
-"""("group", name) or ("topic", name)."""
+"""("group", name), ("topic", name) or ("transaction", transactional id)."""
 
 
 class CorruptDocument(StoreError):
@@ -47,6 +50,8 @@ class StoredDoc:
 def scope_of(record: Record) -> Scope:
     if isinstance(record, (TopicRecord, TopicTombstone)):
         return ("topic", record.name)
+    if isinstance(record, TransactionRecord):
+        return ("transaction", record.transactional_id)
     return ("group", record.group)
 
 
@@ -98,6 +103,16 @@ async def read_topic(store: MetadataStore, topic: str) -> dict[str, StoredDoc]:
     return {} if node is None else {path: StoredDoc(node.version, _decoded(TopicDocument.decode, topic, node.data))}
 
 
+async def read_transaction(store: MetadataStore, transactional_id: str) -> dict[str, StoredDoc]:
+    path = transaction_path(transactional_id)
+    node = await store.get(path)
+    return {} if node is None else {
+        path: StoredDoc(node.version, _decoded(TransactionDocument.decode, transactional_id, node.data))}
+
+
+_READERS = {"group": read_group, "topic": read_topic, "transaction": read_transaction}
+
+
 class ScopeCache:
     """The cached nodes by path (`docs`) and the scopes loaded."""
 
@@ -115,7 +130,7 @@ class ScopeCache:
         """Read the scopes not loaded yet from the store."""
         for scope in sorted(set(scopes) - self.loaded):
             kind, name = scope
-            self.docs.update(await (read_group(store, name) if kind == "group" else read_topic(store, name)))
+            self.docs.update(await _READERS[kind](store, name))
             self.loaded.add(scope)
 
     def forget(self, scopes: Iterable[Scope]) -> None:
@@ -128,6 +143,8 @@ class ScopeCache:
             self.loaded.discard(scope)
             if scope[0] == "topic":
                 self.docs.pop(topic_path(scope[1]), None)
+            elif scope[0] == "transaction":
+                self.docs.pop(transaction_path(scope[1]), None)
             else:
                 groups.add(group_path(scope[1]))
         if groups:
@@ -135,5 +152,6 @@ class ScopeCache:
                 del self.docs[path]
 
     def forget_groups(self, belongs: Callable[[str], bool]) -> None:
-        """Forget the loaded groups `belongs` accepts."""
-        self.forget({scope for scope in self.loaded if scope[0] == "group" and belongs(scope[1])})
+        """Forget the loaded groups and transactional ids `belongs` accepts (both are placed on
+        group partitions by the same hash of their name)."""
+        self.forget({scope for scope in self.loaded if scope[0] in ("group", "transaction") and belongs(scope[1])})

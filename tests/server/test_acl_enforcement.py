@@ -34,7 +34,13 @@ from kafka.protocol.consumer.group import (
 )
 from kafka.protocol.consumer.offsets import ListOffsetsRequest
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
-from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
+from kafka.protocol.producer import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    ProduceRequest,
+)
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.consumer_group import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
@@ -55,6 +61,7 @@ ANONYMOUS = "User:ANONYMOUS"
 TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
 def grant(node, resource_type, name, operation, *, permission=Permission.ALLOW, principal=ANONYMOUS,
@@ -104,6 +111,18 @@ def produce():
     data = ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=b"")
     return ProduceRequest[9](transactional_id=None, acks=1, timeout_ms=1000, topic_data=[
         ProduceRequest.TopicProduceData(name="orders", partition_data=[data])])
+
+
+def transactional_produce():
+    data = ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=b"")
+    return ProduceRequest[9](transactional_id="tx", acks=1, timeout_ms=1000, topic_data=[
+        ProduceRequest.TopicProduceData(name="orders", partition_data=[data])])
+
+
+def add_partitions():
+    return AddPartitionsToTxnRequest[3](
+        v3_and_below_transactional_id="tx", v3_and_below_producer_id=1, v3_and_below_producer_epoch=0,
+        v3_and_below_topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name="orders", partitions=[0])])
 
 
 def fetch():
@@ -176,6 +195,20 @@ CASES = {
         lambda r: r.results[0].error_code, TOPIC_DENIED),
     "InitProducerId": (2, lambda: InitProducerIdRequest[2](transactional_id=None, transaction_timeout_ms=60_000),
                        lambda r: r.error_code, CLUSTER_DENIED),
+    "InitProducerId transactional": (4, lambda: InitProducerIdRequest[4](
+        transactional_id="tx", transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1),
+        lambda r: r.error_code, TXN_DENIED),
+    "FindCoordinator transaction": (3, lambda: FindCoordinatorRequest[3](key="tx", key_type=1),
+                                    lambda r: r.error_code, TXN_DENIED),
+    "AddPartitionsToTxn": (3, add_partitions,
+                           lambda r: r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
+                           TXN_DENIED),
+    "AddOffsetsToTxn": (3, lambda: AddOffsetsToTxnRequest[3](transactional_id="tx", producer_id=1, producer_epoch=0,
+                                                             group_id="app"), lambda r: r.error_code, TXN_DENIED),
+    "EndTxn": (3, lambda: EndTxnRequest[3](transactional_id="tx", producer_id=1, producer_epoch=0, committed=True),
+               lambda r: r.error_code, TXN_DENIED),
+    "Produce transactional": (9, transactional_produce, lambda r: r.responses[0].partition_responses[0].error_code,
+                              TXN_DENIED),
 }
 
 
@@ -307,3 +340,12 @@ def test_a_producer_and_consumer_with_the_acls_kafka_acls_would_grant_work_end_t
         consumer.close()
     fetched = exchange(node, fetch_offsets(), 8).groups[0]
     assert (fetched.error_code, fetched.topics[0].partitions[0].committed_offset) == (ErrorCode.NONE, 1)
+
+
+def test_write_on_the_transactional_id_lets_a_transactional_producer_through(start):
+    node = start()
+    version, build, error_of, _ = CASES["InitProducerId transactional"]
+    grant(node, ResourceType.TRANSACTIONAL_ID, "tx", Operation.WRITE)
+    assert error_of(exchange(node, build(), version)) == ErrorCode.NONE
+    version, build, error_of, _ = CASES["FindCoordinator transaction"]
+    assert error_of(exchange(node, build(), version)) == ErrorCode.NONE  # Write implies Describe

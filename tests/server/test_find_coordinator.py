@@ -92,16 +92,17 @@ def test_an_empty_key_in_a_batch_fails_only_its_own_entry(coordinator, version):
     assert entries[1].error_message and entries[0].error_message is None
 
 
-@pytest.mark.parametrize("version", range(1, 4))
-def test_a_transaction_coordinator_is_not_available(coordinator, version):
-    response = find(coordinator, version, key="txn-1", key_type=TRANSACTION)
-    assert (response.error_code, response.node_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)
-    assert response.error_message
+@pytest.mark.parametrize("version", range(1, 7))
+def test_a_transactional_id_is_coordinated_by_the_leader_of_its_partition(coordinator, version):
+    if version >= 4:
+        (response,) = find_batch(coordinator, version, ["txn-1"], key_type=TRANSACTION)
+    else:
+        response = find(coordinator, version, key="txn-1", key_type=TRANSACTION)
+    assert (response.error_code, response.node_id) == (ErrorCode.NONE, coordinator.node.config.node_id)
 
 
 @pytest.mark.parametrize("version", range(4, 7))
-@pytest.mark.parametrize("key_type", [TRANSACTION, SHARE])
-def test_non_group_key_types_are_not_available_for_every_batched_key(coordinator, version, key_type):
-    entries = find_batch(coordinator, version, ["a", "b"], key_type=key_type)
+def test_share_group_keys_are_not_available_for_every_batched_key(coordinator, version):
+    entries = find_batch(coordinator, version, ["a", "b"], key_type=SHARE)
     assert [(e.key, e.error_code, e.node_id) for e in entries] == [
         ("a", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1), ("b", ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)]

@@ -104,13 +104,6 @@ def test_an_id_without_an_epoch_or_an_epoch_without_an_id_is_invalid(node, field
     assert (answer.error_code, answer.producer_id, answer.producer_epoch) == (ErrorCode.INVALID_REQUEST, -1, -1)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_a_transactional_id_finds_no_transaction_coordinator(node, version):
-    answer = init(node, version, transactional_id="payments-tx")
-    assert (answer.error_code, answer.producer_id, answer.producer_epoch) == (
-        ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1)
-
-
 def test_an_empty_transactional_id_is_invalid(node):
     assert init(node, 4, transactional_id="").error_code == ErrorCode.INVALID_REQUEST
 

@@ -17,9 +17,18 @@ from groupctl.coordinator.records import (
     TopicRecord,
     TopicTombstone,
 )
+from groupctl.coordinator.transactions.records import TransactionRecord, TxnState
 from groupctl.store.base import BadVersion, NodeExists
 from groupctl.layout.groups import GroupDocument, GroupMember
-from groupctl.layout.paths import decode_name, encode_name, group_path, offset_topic_path, offsets_path, topic_path
+from groupctl.layout.paths import (
+    decode_name,
+    encode_name,
+    group_path,
+    offset_topic_path,
+    offsets_path,
+    topic_path,
+    transaction_path,
+)
 from groupctl.store.batch import empty_group_document
 from groupctl.store.loading import load_records
 from groupctl.store.persist import RecordWriter
@@ -199,6 +208,62 @@ def test_everything_written_loads_back_in_replay_order_after_a_restart(persisten
             # The loaded versions let the next writes go straight through compare-and-set.
             await writer.write([GroupMetadataRecord("a", group_document("a", 2)), commit("b/group", "t", 0, 12)])
             assert (await stored_json(store, group_path("a")))["generation"] == 2
+
+    run(scenario())
+
+
+def transaction_state(transactional_id: str, state: TxnState, epoch: int = 0, partitions=()) -> TransactionRecord:
+    start_ms = -1 if state is TxnState.EMPTY else 2000
+    return TransactionRecord(transactional_id, 4000, -1, epoch, -1, 60000, state, frozenset(partitions), start_ms,
+                             2000 + epoch)
+
+
+def test_a_transactional_ids_state_is_written_at_its_path_and_replaced_by_compare_and_set(store_kind, run):
+    async def scenario():
+        async with writer_on(store_kind) as (writer, store):
+            await writer.write([transaction_state("tx/1", TxnState.EMPTY)])
+            await writer.write([transaction_state("tx/1", TxnState.ONGOING, partitions=[("t", 1), ("t", 0)])])
+            assert await stored_json(store, transaction_path("tx/1")) == {
+                "version": 1, "transactional_id": "tx/1", "producer_id": 4000, "previous_producer_id": -1,
+                "producer_epoch": 0, "last_producer_epoch": -1, "timeout_ms": 60000, "state": "Ongoing",
+                "partitions": {"t": [0, 1]}, "start_ms": 2000, "last_update_ms": 2000}
+            assert (await store.get(transaction_path("tx/1"))).version == 1
+
+    run(scenario())
+
+
+def test_transactional_ids_load_back_after_a_restart_only_those_wanted_and_apart_from_groups(
+        persistent_store_kind, run):
+    ongoing = transaction_state("a", TxnState.ONGOING, epoch=2, partitions=[("t", 0)])
+    preparing = transaction_state("b/2", TxnState.PREPARE_COMMIT, epoch=1, partitions=[("t", 0), ("u", 3)])
+
+    async def scenario():
+        async with writer_on(persistent_store_kind) as (writer, _):
+            await writer.write([ongoing, preparing, transaction_state("c", TxnState.EMPTY)])
+        async with writer_on(persistent_store_kind) as (writer, store):
+            assert await writer.load() == []  # the groups' and topics' load does not see them
+            assert await writer.load_transactions(lambda tid: tid != "c") == [ongoing, preparing]
+            # The loaded version lets the next write go straight through compare-and-set.
+            completed = TransactionRecord("b/2", 4000, -1, 1, -1, 60000, TxnState.COMPLETE_COMMIT, frozenset(),
+                                          2000, 2500)
+            await writer.write([completed])
+            assert (await store.get(transaction_path("b/2"))).version == 1
+            assert await writer.load_transactions(lambda tid: True) == [ongoing, completed,
+                                                                        transaction_state("c", TxnState.EMPTY)]
+
+    run(scenario())
+
+
+def test_a_forgotten_transactional_id_is_read_again_before_its_next_write(concurrent_store_kind, run):
+    async def scenario():
+        async with writer_on(concurrent_store_kind) as (first, store):
+            async with writer_on(concurrent_store_kind) as (second, _):
+                await first.write([transaction_state("tx", TxnState.EMPTY, epoch=0)])
+                await second.load_transactions(lambda tid: True)
+                await second.write([transaction_state("tx", TxnState.EMPTY, epoch=1)])  # the id moved
+                first.forget(lambda tid: tid == "tx")  # its partition came back to `first`
+                await first.write([transaction_state("tx", TxnState.EMPTY, epoch=2)])
+                assert (await stored_json(store, transaction_path("tx")))["producer_epoch"] == 2
 
     run(scenario())
 

@@ -33,10 +33,12 @@ from groupctl.layout.paths import (
     partition_path,
     rebalance_request_path,
     topic_path,
+    transaction_path,
 )
 from groupctl.layout.offsets import OffsetsDocument
 from groupctl.layout.rebalance_requests import RebalanceRequest
 from groupctl.layout.topics import TopicDocument
+from groupctl.layout.transactions import TransactionDocument
 
 # Documents as the release before groupctl.layout wrote them (the bytes its code produced for
 # these values), with the arguments that decode them.
@@ -56,8 +58,25 @@ WRITTEN_BEFORE = [
      b'"leader_epochs":{"1":3}}'),
 ]
 
+# Documents introduced since, with the bytes they are written as (a change to these is a format change).
+WRITTEN_SINCE = [
+    (TransactionDocument("payments-tx/1", 4001, -1, 3, 2, 60000, "Ongoing",
+                         frozenset({("payments", 2), ("payments", 0), ("audit", 0)}), 1764090000000, 1764090000050),
+     ("payments-tx/1",),
+     b'{"version":1,"transactional_id":"payments-tx/1","producer_id":4001,"previous_producer_id":-1,'
+     b'"producer_epoch":3,"last_producer_epoch":2,"timeout_ms":60000,"state":"Ongoing",'
+     b'"partitions":{"audit":[0],"payments":[0,2]},"start_ms":1764090000000,"last_update_ms":1764090000050}'),
+    (TransactionDocument("t", 7, 6, 0, -1, 1, "CompleteAbort", frozenset(), -1, 0), ("t",),
+     b'{"version":1,"transactional_id":"t","producer_id":7,"previous_producer_id":6,"producer_epoch":0,'
+     b'"last_producer_epoch":-1,"timeout_ms":1,"state":"CompleteAbort","partitions":{},"start_ms":-1,'
+     b'"last_update_ms":0}'),
+]
+TX = (b'{"version":1,"transactional_id":"t","producer_id":7,"previous_producer_id":-1,"producer_epoch":0,'
+      b'"last_producer_epoch":-1,"timeout_ms":1,"state":"Ongoing","partitions":{"p":[0]},"start_ms":5,'
+      b'"last_update_ms":5}')
 
-@pytest.mark.parametrize("document, where, data", WRITTEN_BEFORE, ids=lambda value: type(value).__name__)
+
+@pytest.mark.parametrize("document, where, data", WRITTEN_BEFORE + WRITTEN_SINCE, ids=lambda value: type(value).__name__)
 def test_every_small_document_is_written_as_before_and_read_back_equal(document, where, data):
     assert document.encode() == data
     assert type(document).decode(*where, data) == document
@@ -92,6 +111,15 @@ def test_every_small_document_is_written_as_before_and_read_back_equal(document,
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"partitions": {"x": {}}}', "partition 'x' is not a"),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), '{"partitions": {"²": {}}}'.encode(), "is not a partition"),
     (OffsetsDocument.decode, ("/groups/g/offsets/t",), b'{"partitions": {"0": 7}}', "partition 0: the entry must"),
+    (TransactionDocument, ("a/b",), TX, '/transactions/a%2Fb: "transactional_id" is \'t\', not the id of its path'),
+    (TransactionDocument, ("t",), TX.replace(b'"version":1', b'"version":2'), "version 2 is newer"),
+    (TransactionDocument, ("t",), TX.replace(b'"Ongoing"', b'"Open"'), '/transactions/t: "state" must be one of'),
+    (TransactionDocument, ("t",), TX.replace(b'"producer_epoch":0', b'"producer_epoch":32768'),
+     '"producer_epoch" must be within -1..32767'),
+    (TransactionDocument, ("t",), TX.replace(b'"timeout_ms":1', b'"timeout_ms":0'), '"timeout_ms" must be within'),
+    (TransactionDocument, ("t",), TX.replace(b'[0]', b'[-1]'), '/transactions/t: "partitions" must be an object'),
+    (TransactionDocument, ("t",), TX.replace(b'[0]', b'[true]'), '"partitions" must be an object'),
+    (TransactionDocument, ("t",), TX.replace(b'"start_ms":5,', b''), '"start_ms" must be an integer, not None'),
 ])
 def test_a_malformed_or_newer_document_is_a_layout_error_naming_its_path(codec, where, data, problem):
     decode = codec if callable(codec) and not isinstance(codec, type) else codec.decode
@@ -140,6 +168,7 @@ def test_every_path_is_where_docs_zookeeper_layout_puts_it():
     assert topic_path("orders") == "/brokers/topics/orders"
     assert (partition_path(7), leader_path(7)) == ("/coordinators/partitions/7", "/coordinators/partitions/7/leader")
     assert rebalance_request_path("a/b") == "/coordinators/rebalance-requests/a%2Fb"
+    assert transaction_path("a/b") == "/transactions/a%2Fb"
     assert legacy_group_path("g") == "/consumers/g" and legacy_group_path("a/b") is None
     assert (node_id_of("12"), node_id_of("x"), node_id_of("-1")) == (12, None, None)
 

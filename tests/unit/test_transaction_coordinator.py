@@ -6,6 +6,7 @@ import pytest
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions import TransactionCoordinator, TxnReply, TxnState
 from groupctl.coordinator.transactions.records import MAX_PRODUCER_EPOCH, TransactionRecord
+from groupctl.layout.transactions import TransactionDocument
 from tests.unit.transaction_harness import FIRST_PRODUCER_ID, OFFSETS_TOPIC, TxnHarness, offsets_partition_for
 
 OUT0 = ("out", 0)
@@ -327,11 +328,11 @@ def test_a_retried_end_txn_after_completion_answers_none_with_the_producer(h):
     assert h.end(producer, True) == TxnReply(ErrorCode.NONE, producer.producer_id, producer.producer_epoch)
 
 
-def test_end_txn_while_its_markers_are_written_is_concurrent_transactions_either_way(h):
+def test_end_txn_while_its_markers_are_written_is_concurrent_and_the_opposite_outcome_invalid_as_kafka(h):
     producer = open_transaction(h)
     h.end(producer, True)
     assert h.end(producer, True).error == ErrorCode.CONCURRENT_TRANSACTIONS
-    assert h.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS
+    assert h.end(producer, False).error == ErrorCode.INVALID_TXN_STATE
 
 
 def test_end_txn_checks_the_producer_id_before_the_epoch(h):
@@ -509,10 +510,9 @@ def test_a_transaction_preparing_at_restart_writes_its_markers_again_and_complet
     producer = open_transaction(h, OUT0, OUT1)
     h.end(producer, False)
     restarted = TxnHarness()
-    restarted.core.load(h.persisted)
-    assert restarted.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS  # not yet resumed
-    (marker,) = restarted.core.resume()
+    (marker,) = restarted.core.load(h.persisted)
     assert (marker.commit, marker.partitions, marker.producer_epoch) == (False, {OUT0, OUT1}, 0)
+    assert restarted.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS  # completing
     assert restarted.core.resume() == []
     restarted.apply(restarted.core.markers_written("tx", restarted.now))
     assert restarted.state() == "CompleteAbort"
@@ -534,10 +534,19 @@ def test_load_keeps_the_last_record_of_each_id():
     assert (view.state, view.producer_epoch, view.start_ms) == ("Ongoing", 1, 5)
 
 
-def test_a_load_replaces_everything_held_before(h):
+def test_a_load_adds_the_ids_it_names_and_an_unload_drops_the_ids_it_accepts(h):
     h.init("old")
     h.core.load([record(tid="new")])
+    assert h.core.describe("old").error == ErrorCode.NONE and h.core.describe("new").error == ErrorCode.NONE
+    h.core.unload(lambda tid: tid == "old")
     assert h.core.describe("old").error == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    assert h.core.describe("new").error == ErrorCode.NONE
+
+
+def test_a_load_resumes_only_the_completions_of_the_ids_it_loads(h):
+    h.core.load([record(TxnState.PREPARE_COMMIT, tid="a", partitions=[OUT0], start_ms=0)])
+    (marker,) = h.core.load([record(TxnState.PREPARE_ABORT, tid="b", partitions=[OUT0], start_ms=0)])
+    assert (marker.transactional_id, marker.commit) == ("b", False)
 
 
 # -- DescribeTransactions, ListTransactions ---------------------------------------------------------
@@ -581,3 +590,24 @@ def test_the_core_takes_its_producer_ids_only_from_the_allocator():
                                   offsets_partition_for=offsets_partition_for)
     assert core.init_producer_id("tx", 1_000, 0).reply.producer_id == 77
     assert core.init_producer_id(None, 1_000, 0).reply.producer_id == 78
+
+
+@pytest.mark.parametrize("state", list(TxnState))
+def test_a_record_in_any_state_is_stored_as_a_document_that_reads_back_the_same_record(state):
+    stored = record(state, producer_id=4001, epoch=3, partitions=[("t", 1), ("t", 0), ("u", 2)], start_ms=10,
+                    previous=4000, last_epoch=2)
+    data = stored.to_document().encode()
+    assert TransactionRecord.from_document(TransactionDocument.decode("tx", data)) == stored
+
+
+def test_a_transactional_batch_is_verified_only_for_a_partition_of_the_producers_open_transaction(h):
+    producer = open_transaction(h, OUT0)
+    core = h.core
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.NONE
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT1) == ErrorCode.INVALID_TXN_STATE
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch + 1, OUT0) == ErrorCode.PRODUCER_FENCED
+    assert core.verify("tx", producer.producer_id + 1, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    assert core.verify("other", producer.producer_id, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    h.end(producer, True)
+    h.write_markers()
+    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.INVALID_TXN_STATE

@@ -25,8 +25,9 @@ Invariants:
   as in Kafka, which bumps the epoch in memory first); the new producer gets
   CONCURRENT_TRANSACTIONS until the abort completes, and its retry bumps the epoch again.
 - An id is visible (DescribeTransactions, ListTransactions) once its first record is persisted.
-- `load` rebuilds the state from the last record of each id; transactions found preparing are
-  completed again (`resume`), open ones time out as before.
+- `load` takes the ids of the partitions a node starts coordinating (the last record of each id),
+  leaving the others as they are; their transactions found preparing are completed again
+  (`resume`), open ones time out as before. `unload` drops the ids of partitions it lost.
 
 Deliberate differences from Kafka:
 - Nothing is mutated before its record is durable, so Kafka's hasFailedEpochFence bookkeeping is
@@ -233,8 +234,10 @@ class TransactionCoordinator:
         error = self._producer_error(txn, producer_id, producer_epoch)
         if error is not None:
             return _error(error)
-        if txn.pending is not None:
+        if txn.pending is not None and txn.pending not in _COMPLETED:
             return _error(ErrorCode.CONCURRENT_TRANSACTIONS)
+        # While its markers are written a transaction is still PrepareCommit/PrepareAbort, as in
+        # Kafka: the same outcome is CONCURRENT_TRANSACTIONS, the opposite INVALID_TXN_STATE.
         current = txn.record
         state = current.state
         if state is TxnState.ONGOING:
@@ -294,6 +297,21 @@ class TransactionCoordinator:
         return MarkerWrite(current.transactional_id, current.producer_id, current.producer_epoch, commit,
                            current.partitions)
 
+    # -- Produce verification -------------------------------------------------------------------
+
+    def verify(self, transactional_id: str, producer_id: int, producer_epoch: int, partition: Partition) -> ErrorCode:
+        """Whether a transactional batch of the producer may go to `partition` (KIP-890 part 1,
+        Kafka's AddPartitionsToTxn with VerifyOnly): NONE when it is in the producer's open
+        transaction, the producer's error when the id names another producer or epoch, else
+        INVALID_TXN_STATE."""
+        txn = self._txns.get(transactional_id)
+        error = self._producer_error(txn, producer_id, producer_epoch)
+        if error is not None:
+            return error
+        if txn.state is TxnState.ONGOING and partition in txn.record.partitions:
+            return ErrorCode.NONE
+        return ErrorCode.INVALID_TXN_STATE
+
     # -- Timeouts -------------------------------------------------------------------------------
 
     def next_timeout_ms(self) -> Optional[int]:
@@ -311,18 +329,29 @@ class TransactionCoordinator:
 
     # -- Load -----------------------------------------------------------------------------------
 
-    def load(self, records: Iterable[TransactionRecord]) -> None:
-        """Rebuild the state from persisted records (restart, takeover): the last record of each id
-        wins. Call `resume` next."""
-        self._txns.clear()
+    def load(self, records: Iterable[TransactionRecord]) -> list[MarkerWrite]:
+        """Take the ids of persisted records (a start, a takeover), the last record of each id
+        winning over what was held for it; ids not named stay as they are. Returns what `resume`
+        returns for the ids loaded."""
+        loaded = set()
         for record in records:
             self._txns[record.transactional_id] = TransactionMetadata(record)
+            loaded.add(record.transactional_id)
+        return self.resume(loaded)
 
-    def resume(self) -> list[MarkerWrite]:
-        """After `load`: the markers of every transaction that was preparing to commit or abort,
-        to write again (markers are idempotent for a producer epoch), then `markers_written`."""
-        return [self._begin_completion(txn) for txn in self._txns.values()
-                if txn.state in _PREPARING and txn.pending is None]
+    def resume(self, transactional_ids: Optional[Iterable[str]] = None) -> list[MarkerWrite]:
+        """The markers of every transaction (of `transactional_ids`, default all) that was
+        preparing to commit or abort with no completion under way, to write again (markers are
+        idempotent for a producer epoch), then `markers_written`."""
+        txns = (self._txns.values() if transactional_ids is None
+                else [self._txns[i] for i in transactional_ids if i in self._txns])
+        return [self._begin_completion(txn) for txn in txns if txn.state in _PREPARING and txn.pending is None]
+
+    def unload(self, belongs: Callable[[str], bool]) -> None:
+        """Drop the ids `belongs` accepts (their partition moved to another node), pending
+        transitions included: the new coordinator loads what the store holds."""
+        for transactional_id in [i for i in self._txns if belongs(i)]:
+            del self._txns[transactional_id]
 
     # -- DescribeTransactions, ListTransactions -------------------------------------------------
 

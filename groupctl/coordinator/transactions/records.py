@@ -5,6 +5,8 @@ transaction log value, as `TxnTransitMetadata`), never a delta: the last record 
 is its state, so loading is "keep the last record per id" and a record written twice is harmless.
 
 Invariants:
+- A record is stored as its `TransactionDocument` (groupctl.layout.transactions), field for
+  field: `to_document` and `from_document` are inverses.
 - Records are immutable values; `partitions` is a frozenset of (topic, partition).
 - `start_ms` is -1 in state Empty; otherwise it is when the current (or last) transaction opened.
 - Producer epochs are Kafka's shorts: -1 means "none", 32767 (`MAX_PRODUCER_EPOCH`) is reserved
@@ -16,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import FrozenSet, Tuple
+
+from groupctl.layout.transactions import TransactionDocument
 
 Partition = Tuple[str, int]
 
@@ -81,3 +85,19 @@ class TransactionRecord:
     partitions: FrozenSet[Partition]
     start_ms: int
     last_update_ms: int
+
+    def to_document(self) -> TransactionDocument:
+        """The record as the metadata store keeps it."""
+        return TransactionDocument(
+            self.transactional_id, self.producer_id, self.previous_producer_id, self.producer_epoch,
+            self.last_producer_epoch, self.timeout_ms, self.state.value, self.partitions, self.start_ms,
+            self.last_update_ms)
+
+    @classmethod
+    def from_document(cls, document: TransactionDocument) -> "TransactionRecord":
+        """The record a stored document holds (its state name is one `TxnState` has)."""
+        return cls(
+            document.transactional_id, document.producer_id, document.previous_producer_id,
+            document.producer_epoch, document.last_producer_epoch, document.timeout_ms,
+            TxnState(document.state), frozenset(document.partitions), document.start_ms,
+            document.last_update_ms)

@@ -2,6 +2,8 @@
 `groupctl.protocol.registry`). The registry is what ApiVersions advertises."""
 
 from groupctl.server.handlers import (  # noqa: F401
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
     alter_replica_log_dirs,
@@ -23,6 +25,7 @@ from groupctl.server.handlers import (  # noqa: F401
     describe_topic_partitions,
     describe_user_scram_credentials,
     elect_leaders,
+    end_txn,
     fetch,
     find_coordinator,
     groupctl_describe_group,

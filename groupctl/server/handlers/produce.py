@@ -18,7 +18,10 @@ batches is answered NONE with its original offset, a gap or a new epoch not at s
 OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. A transactional batch opens
 the producer's transaction in the partition log (it holds the last stable offset until the
 transaction coordinator's marker ends it); a non-transactional batch from a producer with a
-transaction open there answers INVALID_TXN_STATE. The topic's configs apply
+transaction open there answers INVALID_TXN_STATE. A transactional batch for a partition the
+transaction coordinator has not added to the producer's open transaction answers
+INVALID_TXN_STATE, one from a producer the transactional id no longer names
+INVALID_PRODUCER_EPOCH (Kafka's verification, KIP-890 part 1). The topic's configs apply
 as in Kafka (`groupctl.log.config`): a batch larger than max.message.bytes answers
 MESSAGE_TOO_LARGE and a partition's batches larger than segment.bytes RECORD_LIST_TOO_LARGE;
 with message.timestamp.type=LogAppendTime the log stamps the batches and log_append_time_ms
@@ -26,13 +29,14 @@ carries the time (-1 with CreateTime, as Kafka).
 
 Authorization (`--authorizer`), as Kafka: Write on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that names no topic
-is UNKNOWN_TOPIC_ID).
+is UNKNOWN_TOPIC_ID); with a transactional id, Write on the TransactionalId, else every partition
+answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
-partition are accepted (Kafka: exactly one from v3); the request's transactional_id is not checked
-(no transaction coordinator yet: InitProducerId refuses transactional ids, so no client sends
-transactional batches); a retried duplicate
+partition are accepted (Kafka: exactly one from v3); a transactional batch is verified against
+the transaction only when this node coordinates its transactional id (in a cluster, Kafka asks
+the coordinator on another node); a retried duplicate
 answers log_append_time_ms -1 (Kafka: the original batch's time); with acks=0 an error does not
 close the connection, the request is just dropped.
 """
@@ -54,7 +58,8 @@ from groupctl.log import (
 )
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
-from groupctl.server.handlers.acl_checks import TOPIC, allowed
+from groupctl.log.batches import HEADER_SIZE, parse_header
+from groupctl.server.handlers.acl_checks import TOPIC, TRANSACTIONAL_ID, allowed
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
 
 log = logging.getLogger(__name__)
@@ -74,8 +79,13 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                              log_append_time_ms=log_append_time, log_start_offset=log_start_offset,
                              record_errors=[], error_message=None)
 
-    if request.acks not in VALID_ACKS:
+    transactional_id = request.transactional_id
+    if transactional_id is not None and not allowed(ctx, Operation.WRITE, TRANSACTIONAL_ID, transactional_id):
         targets = None
+        refusal = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif request.acks not in VALID_ACKS:
+        targets = None
+        refusal = ErrorCode.INVALID_REQUIRED_ACKS
     else:
         targets, to_open = _targets(ctx, request, by_id, NO_FAILURES)
         failed: Failures = NO_FAILURES
@@ -87,10 +97,12 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
         partitions = []
         for i, data in enumerate(topic.partition_data):
             if targets is None:
-                partitions.append(answer(data.index, ErrorCode.INVALID_REQUIRED_ACKS))
+                partitions.append(answer(data.index, refusal))
                 continue
             error, partition = targets[t][i]
-            if partition is None:
+            if partition is not None:
+                error = _unverified(ctx, transactional_id, partition, data.records)
+            if error is not ErrorCode.NONE:
                 partitions.append(answer(data.index, error))
                 continue
             try:
@@ -122,6 +134,26 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
     if request.acks == 0:
         return None
     return ctx.respond(responses=responses, throttle_time_ms=0)
+
+
+def _unverified(ctx: Any, transactional_id: Any, partition: Any, records: Any) -> ErrorCode:
+    """NONE unless the data starts with a transactional batch for a partition its transaction
+    coordinator (this node) has not added to the producer's open transaction: INVALID_TXN_STATE,
+    or INVALID_PRODUCER_EPOCH for a producer that is not the id's (KIP-890 part 1)."""
+    if not records or len(records) < HEADER_SIZE or transactional_id is None:
+        return ErrorCode.NONE
+    try:
+        header = parse_header(records, 0, 0)
+    except CorruptBatchError:
+        return ErrorCode.NONE  # the append answers it
+    transactions = ctx.node.transactions
+    if not header.is_transactional or transactions.error(transactional_id) is not ErrorCode.NONE:
+        return ErrorCode.NONE
+    error = transactions.core.verify(transactional_id, header.producer_id, header.producer_epoch,
+                                     (partition.topic, partition.partition))
+    if error in (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_ID_MAPPING):
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
 
 
 def _targets(ctx: Any, request: Any, by_id: bool, failed: Failures
