@@ -34,7 +34,7 @@ from groupctl.log import LogError, OffsetOutOfRangeError, Removal
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
-from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
+from groupctl.server.handlers.local_partitions import Failures, answer_with_open_logs, partition_log, topic_by_name
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +43,7 @@ INVALID_LOW_WATERMARK = -1
 
 @api(key=21, versions=(0, 2))
 async def handle_delete_records(ctx: Any, request: Any) -> Any:
-    targets, to_open = _targets(ctx, request, NO_FAILURES)
-    failed: Failures = NO_FAILURES
-    while to_open:
-        failed = await open_logs(ctx, to_open, failed)
-        targets, to_open = _targets(ctx, request, failed)
+    targets = await answer_with_open_logs(ctx, lambda failed: _targets(ctx, request, failed))
     # No await from the last pass to here: the logs are still open when their starts move.
     errors: dict[tuple[int, int], ErrorCode] = {}
     moved: dict[tuple[int, int], tuple[Any, Removal]] = {}

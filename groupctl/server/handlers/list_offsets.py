@@ -38,7 +38,7 @@ from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
 from groupctl.server.handlers.leader_epochs import NO_EPOCH, epoch_error, list_offsets_epoch
-from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
+from groupctl.server.handlers.local_partitions import Failures, answer_with_open_logs, partition_log, topic_by_name
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -71,11 +71,7 @@ def lookup(log: Any, timestamp: int, isolation_level: int = 0) -> tuple[int, int
 
 @api(key=2, versions=(1, 11))
 async def handle_list_offsets(ctx: Any, request: Any) -> Any:
-    topics, to_open = _answer(ctx, request, NO_FAILURES)
-    failed: Failures = NO_FAILURES
-    while to_open:
-        failed = await open_logs(ctx, to_open, failed)
-        topics, to_open = _answer(ctx, request, failed)
+    topics = await answer_with_open_logs(ctx, lambda failed: _answer(ctx, request, failed))
     return ctx.respond(throttle_time_ms=0, topics=topics)
 
 

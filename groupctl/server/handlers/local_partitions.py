@@ -10,8 +10,9 @@ does; the next request tries to open it again.
 Logs are opened off the event loop (`LogManager.open`, in worker threads), so a handler works in
 two steps: `partition_log` answers from what is open, and names a led partition whose log is not
 open yet with (None, None); the handler then awaits `open_logs` for all such partitions of the
-request at once and asks again, with the failures `open_logs` returned. While a log is being
-opened the loop serves everything else; an open log costs a dict lookup, as before."""
+request at once and asks again, with the failures `open_logs` returned (`answer_with_open_logs`
+runs that loop). While a log is being opened the loop serves everything else; an open log costs
+a dict lookup, as before."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import asyncio
 import logging
 import uuid
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.records import TopicRecord
@@ -31,6 +32,8 @@ Failures = Mapping[tuple[str, int], ErrorCode]
 """(topic, partition) -> the error its log's open failed with, in this request."""
 
 NO_FAILURES: Failures = MappingProxyType({})
+
+Answer = TypeVar("Answer")
 
 
 def topic_by_name(ctx: Any, name: str) -> Optional[TopicRecord]:
@@ -89,3 +92,15 @@ async def open_logs(ctx: Any, partitions: Iterable[tuple[str, int]], failed: Fai
         elif isinstance(outcome, BaseException):
             raise outcome
     return failures
+
+
+async def answer_with_open_logs(ctx: Any, answer: Callable[[Failures], tuple[Answer, list[tuple[str, int]]]]) -> Answer:
+    """`answer(failed)` -> (the answer, the led partitions whose logs are not open yet), asked
+    again after opening those until none is missing. Nothing awaits between the last `answer` and
+    the return, so the logs it used are still open when the caller acts on them."""
+    result, to_open = answer(NO_FAILURES)
+    failed: Failures = NO_FAILURES
+    while to_open:
+        failed = await open_logs(ctx, to_open, failed)
+        result, to_open = answer(failed)
+    return result

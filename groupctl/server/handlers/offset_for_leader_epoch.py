@@ -29,7 +29,7 @@ from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed_names, cluster_allowed
 from groupctl.server.handlers.leader_epochs import NO_EPOCH, end_offset_for, epoch_error
-from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
+from groupctl.server.handlers.local_partitions import Failures, answer_with_open_logs, partition_log, topic_by_name
 
 
 @api(key=23, versions=(2, 4))
@@ -40,11 +40,7 @@ async def handle_offset_for_leader_epoch(ctx: Any, request: Any) -> Any:
         described = allowed_names(ctx, Operation.DESCRIBE, TOPIC, (topic.topic for topic in request.topics))
     wanted = [topic for topic in request.topics if topic.topic in described]
     refused = [topic for topic in request.topics if topic.topic not in described]
-    topics, to_open = _answer(ctx, wanted, NO_FAILURES)
-    failed: Failures = NO_FAILURES
-    while to_open:
-        failed = await open_logs(ctx, to_open, failed)
-        topics, to_open = _answer(ctx, wanted, failed)
+    topics = await answer_with_open_logs(ctx, lambda failed: _answer(ctx, wanted, failed))
     topic_cls = ctx.response_class.OffsetForLeaderTopicResult
     partition_cls = topic_cls.EpochEndOffset
     for topic in refused:
