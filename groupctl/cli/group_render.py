@@ -6,9 +6,9 @@ Every table starts with kafka-consumer-groups.sh's columns, in its order and spe
 them, so that a K-CG user reads the same table and a script cutting K-CG's columns still finds
 them where K-CG has them. "-" stands for a value the group does not have (no owner, no epoch):
 - offsets: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
-  CLIENT-ID (the partition's owner; "-" for none). With or without --verbose (K-CG's verbose one
-  adds LEADER-EPOCH, which groupctl does not fetch). LAG is groupctl's lag rule: `0 (ahead)` for
-  a committed offset past the log end (`render.lag_cell`).
+  CLIENT-ID (the partition's owner; "-" for none); with --verbose, K-CG 4.x's LEADER-EPOCH after
+  PARTITION (the leader epoch committed with the offset; "-" for none). LAG is groupctl's lag
+  rule: `0 (ahead)` for a committed offset past the log end (`render.lag_cell`).
 - members: GROUP, CONSUMER-ID, GROUP-INSTANCE-ID (only when a member has one), HOST, CLIENT-ID,
   #PARTITIONS, then ASSIGNMENT; with --verbose, after #PARTITIONS: CURRENT-EPOCH,
   CURRENT-ASSIGNMENT, TARGET-EPOCH (the group's target assignment epoch), TARGET-ASSIGNMENT, and
@@ -107,15 +107,18 @@ def assignment_cell(assignment: Optional[Mapping[str, tuple[int, ...]]]) -> Opti
 
 
 def offsets_section(current: CliEnv, groups: Descriptions, verbose: bool) -> None:
-    """The same table with or without --verbose (see the module docstring)."""
+    """K-CG's offsets table; --verbose adds LEADER-EPOCH (see the module docstring)."""
     rows = []
     for d in groups:
         for o in d.offsets:
             owner = d.owner(o.topic, o.partition)
-            rows.append((d.group, o.topic, o.partition, o.committed_offset, o.log_end_offset, render.lag_cell(o),
+            epoch = (o.committed_leader_epoch,) if verbose else ()
+            rows.append((d.group, o.topic, o.partition, *epoch, o.committed_offset, o.log_end_offset,
+                         render.lag_cell(o),
                          *((owner.member_id, owner.client_host, owner.client_id) if owner else (None, None, None))))
     render.show(current, render.table(
-        ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"],
+        ["GROUP", "TOPIC", "PARTITION", *(["LEADER-EPOCH"] if verbose else []), "CURRENT-OFFSET", "LOG-END-OFFSET",
+         "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"],
         rows))
 
 

@@ -41,7 +41,7 @@ CONSUMER_GROUP = GroupDescription(
         MemberDescription("b-1", "app-b", "/127.0.0.2", None, {}, member_epoch=7,
                           target_assignment={"events": (2,)}),
     ),
-    offsets=(PartitionOffsets("events", 0, 5, 12),),
+    offsets=(PartitionOffsets("events", 0, 5, 12), PartitionOffsets("events", 1, 3, 3, committed_leader_epoch=4)),
     group_type="consumer", group_epoch=7, assignment_epoch=7, assignor="uniform")
 
 CLASSIC_GROUP = GroupDescription(
@@ -140,7 +140,17 @@ def test_describe_offsets_is_kafka_consumer_groups_table_with_each_owners_id_hos
 
     assert table == [["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
                       "CLIENT-ID"],
-                     ["readers", "events", "0", "5", "12", "7", "a-1", "/127.0.0.1", "app-a"]]
+                     ["readers", "events", "0", "5", "12", "7", "a-1", "/127.0.0.1", "app-a"],
+                     ["readers", "events", "1", "3", "3", "0", "a-1", "/127.0.0.1", "app-a"]]
+
+
+def test_describe_offsets_verbose_adds_kafka_consumer_groups_leader_epoch_column_after_partition(describing):
+    table = rows(run(["--bootstrap", "h:1", "group", "describe", "readers", "--offsets", "--verbose"]).stdout)
+
+    assert table == [["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                      "CONSUMER-ID", "HOST", "CLIENT-ID"],
+                     ["readers", "events", "0", "-", "5", "12", "7", "a-1", "/127.0.0.1", "app-a"],
+                     ["readers", "events", "1", "4", "3", "3", "0", "a-1", "/127.0.0.1", "app-a"]]
 
 
 # -- group list ----------------------------------------------------------------------------------
