@@ -68,8 +68,9 @@ def describe(
     state: bool = typer.Option(False, "--state", help="Show the group's state, protocol and generation."),
     configs: bool = typer.Option(False, "--configs", help="Show the group's configs (consumer.session.timeout.ms, "
                                  "...; not among the sections shown by default)."),
-    verbose: bool = typer.Option(False, "--verbose", help="State and members as kafka-consumer-groups.sh 4.x "
-                                 "--verbose shows them: epochs, current and target assignments."),
+    verbose: bool = typer.Option(False, "--verbose", help="State, members and offsets as kafka-consumer-groups.sh "
+                                 "4.x --verbose shows them: epochs, current and target assignments, committed "
+                                 "leader epochs."),
     only_with_lag: bool = typer.Option(
         False, "--only-with-lag", help="Leave out the partitions without lag (the offsets table and the JSON "
         "offsets): kept are those with lag above 0 or an unknown lag."),
