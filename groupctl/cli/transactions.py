@@ -42,8 +42,8 @@ def list_(
         render.emit_json(current, result.to_json())
         return
     if result.unknown_state_filters:
-        current.err.print(f"groupctl: no such state: {', '.join(result.unknown_state_filters)}", markup=False,
-                          highlight=False)
+        unknown = ", ".join(result.unknown_state_filters)
+        current.err.print(f"groupctl: warning: no transaction state is named {unknown}", markup=False, highlight=False)
     render.show(current, transactions_table(result))
 
 

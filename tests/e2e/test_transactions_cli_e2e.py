@@ -107,3 +107,11 @@ def test_failures_are_one_line(node):
     assert_one_line_error(run(node, "transactions", "describe-producers", "--topic", "missing", "--partition", "0"),
                           1, "topic 'missing' not found")
     assert_one_line_error(run(node, "transactions", "find-hanging"), 2, "--topic or --broker-id")
+    assert_one_line_error(run(node, "transactions", "list", "--duration-filter", "-1"), 2, "--duration-filter")
+
+
+def test_an_unknown_state_filter_is_a_warning_and_in_the_json(node):
+    done = run(node, "transactions", "list", "--state", "Sleeping")
+    assert done.returncode == 0 and done.stderr == "groupctl: warning: no transaction state is named Sleeping\n"
+    assert groupctl_json(node, "transactions", "list", "--state", "Sleeping") == {
+        "transactions": [], "unknown_state_filters": ["Sleeping"]}
