@@ -29,6 +29,8 @@ class PatternTypeChoice(str, Enum):
 
 TOPICS = typer.Option([], "--topic", help="A topic (repeatable); * is every topic.")
 GROUPS = typer.Option([], "--group", help="A consumer group (repeatable); * is every group.")
+TRANSACTIONAL_IDS = typer.Option([], "--transactional-id", help="A producer's transactional.id (repeatable); * is "
+                                 "every one.")
 CLUSTER = typer.Option(False, "--cluster", help="The Cluster resource (kafka-cluster).")
 ALLOW_PRINCIPALS = typer.Option([], "--allow-principal", help="Type:name, e.g. User:alice; User:* is every user "
                                 "(repeatable).")
@@ -51,6 +53,7 @@ def list_(
     ctx: typer.Context,
     topic: List[str] = TOPICS,
     group: List[str] = GROUPS,
+    transactional_id: List[str] = TRANSACTIONAL_IDS,
     cluster: bool = CLUSTER,
     resource_pattern_type: PatternTypeChoice = _pattern_option(
         PatternTypeChoice.literal, "literal or prefixed: ACLs of exactly that pattern; any: of either pattern "
@@ -62,8 +65,8 @@ def list_(
     from groupctl.ops.acls import AclOptions, list_acls
 
     current = env(ctx)
-    options = AclOptions(topics=topic, groups=group, cluster=cluster, pattern_type=resource_pattern_type.value,
-                         principals=principal)
+    options = AclOptions(topics=topic, groups=group, transactional_ids=transactional_id, cluster=cluster,
+                         pattern_type=resource_pattern_type.value, principals=principal)
     with current.status("listing ACLs"):
         bindings = _run(current, list_acls, options)
     if current.json:
@@ -86,6 +89,7 @@ def add(
     operation: List[str] = OPERATIONS,
     topic: List[str] = TOPICS,
     group: List[str] = GROUPS,
+    transactional_id: List[str] = TRANSACTIONAL_IDS,
     cluster: bool = CLUSTER,
     resource_pattern_type: PatternTypeChoice = _pattern_option(
         PatternTypeChoice.literal, "literal (the resource named) or prefixed (every resource whose name "
@@ -98,7 +102,8 @@ def add(
     from groupctl.ops.acls import AclOptions, add_acls
 
     current = env(ctx)
-    options = AclOptions(topics=topic, groups=group, cluster=cluster, pattern_type=resource_pattern_type.value,
+    options = AclOptions(topics=topic, groups=group, transactional_ids=transactional_id, cluster=cluster,
+                         pattern_type=resource_pattern_type.value,
                          allow_principals=allow_principal, deny_principals=deny_principal,
                          allow_hosts=allow_host, deny_hosts=deny_host, operations=operation)
     with current.status("adding ACLs"):
@@ -121,6 +126,7 @@ def remove(
     operation: List[str] = OPERATIONS,
     topic: List[str] = TOPICS,
     group: List[str] = GROUPS,
+    transactional_id: List[str] = TRANSACTIONAL_IDS,
     cluster: bool = CLUSTER,
     resource_pattern_type: PatternTypeChoice = _pattern_option(
         PatternTypeChoice.literal, "literal or prefixed: ACLs of that pattern; any: of either pattern type with "
@@ -132,7 +138,8 @@ def remove(
     from groupctl.ops.acls import AclOptions, filters_to_remove, remove_acls
 
     current = env(ctx)
-    options = AclOptions(topics=topic, groups=group, cluster=cluster, pattern_type=resource_pattern_type.value,
+    options = AclOptions(topics=topic, groups=group, transactional_ids=transactional_id, cluster=cluster,
+                         pattern_type=resource_pattern_type.value,
                          allow_principals=allow_principal, deny_principals=deny_principal,
                          allow_hosts=allow_host, deny_hosts=deny_host, operations=operation)
     filters_to_remove(options)  # bad input fails before any question
@@ -157,6 +164,7 @@ def _run(current: CliEnv, operation, options):
 
 def _confirm(options) -> None:
     resources = [f"topic {t}" for t in options.topics] + [f"group {g}" for g in options.groups]
+    resources += [f"transactional id {i}" for i in options.transactional_ids]
     resources += ["the cluster"] if options.cluster else []
     which = ("the ACLs given" if options.allow_principals or options.deny_principals
              else "every ACL")

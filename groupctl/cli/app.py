@@ -50,6 +50,7 @@ COMMAND_GROUPS = {
     "members": "groupctl.cli.members",
     "user": "groupctl.cli.user",
     "acl": "groupctl.cli.acl",
+    "transactions": "groupctl.cli.transactions",
     "config": "groupctl.cli.config",
 }
 """Command group name -> the module whose Typer `app` implements it, in help order."""

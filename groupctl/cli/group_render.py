@@ -8,7 +8,9 @@ them where K-CG has them. "-" stands for a value the group does not have (no own
 - offsets: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
   CLIENT-ID (the partition's owner; "-" for none); with --verbose, K-CG 4.x's LEADER-EPOCH after
   PARTITION (the leader epoch committed with the offset; "-" for none). LAG is groupctl's lag
-  rule: `0 (ahead)` for a committed offset past the log end (`render.lag_cell`).
+  rule: `0 (ahead)` for a committed offset past the log end (`render.lag_cell`). When producers'
+  open transactions hold offsets for a group (TxnOffsetCommit; groupctl's nodes tell), a second
+  table follows: GROUP, TOPIC, PARTITION, PENDING-OFFSET, PRODUCER-ID, PRODUCER-EPOCH.
 - members: GROUP, CONSUMER-ID, GROUP-INSTANCE-ID (only when a member has one), HOST, CLIENT-ID,
   #PARTITIONS, then ASSIGNMENT; with --verbose, after #PARTITIONS: CURRENT-EPOCH,
   CURRENT-ASSIGNMENT, TARGET-EPOCH (the group's target assignment epoch), TARGET-ASSIGNMENT, and
@@ -120,6 +122,14 @@ def offsets_section(current: CliEnv, groups: Descriptions, verbose: bool) -> Non
         ["GROUP", "TOPIC", "PARTITION", *(["LEADER-EPOCH"] if verbose else []), "CURRENT-OFFSET", "LOG-END-OFFSET",
          "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"],
         rows))
+    pending = [(d.group, p.topic, p.partition, p.offset, p.producer_id, p.producer_epoch)
+               for d in groups for p in d.pending_offsets]
+    if pending:
+        current.out.print()
+        render.show(current, render.table(["GROUP", "TOPIC", "PARTITION", "PENDING-OFFSET", "PRODUCER-ID",
+                                           "PRODUCER-EPOCH"], pending,
+                                          title="Pending transactional offsets (until each transaction ends)",
+                                          numeric=("PRODUCER-ID",)))
 
 
 def configs_section(current: CliEnv, groups: Descriptions, verbose: bool) -> None:

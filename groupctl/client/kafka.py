@@ -53,6 +53,9 @@ CLIENT_ID = "groupctl"
 API_VERSIONS = 18
 METADATA = 3
 FIND_COORDINATOR = 10
+GROUP_KEY = 0
+TRANSACTION_KEY = 1
+"""FindCoordinator's key types."""
 UNSUPPORTED_VERSION = 35
 
 # Codes after which asking again (after finding the coordinator again) can succeed.
@@ -89,6 +92,9 @@ MESSAGES = {
     2: ("kafka.protocol.consumer.offsets", "ListOffsets"),
     17: ("kafka.protocol.sasl", "SaslHandshake"),
     36: ("kafka.protocol.sasl", "SaslAuthenticate"),
+    61: ("kafka.protocol.admin.transactions", "DescribeProducers"),
+    65: ("kafka.protocol.admin.transactions", "DescribeTransactions"),
+    66: ("kafka.protocol.admin.transactions", "ListTransactions"),
     69: ("groupctl.protocol.consumer_group", "ConsumerGroupDescribe"),
     32000: ("groupctl.protocol.extensions", "GroupctlDescribeGroup"),
     32001: ("groupctl.protocol.extensions", "GroupctlTriggerRebalance"),
@@ -608,12 +614,13 @@ class KafkaClient:
                                   for p in topic.partitions}
         return ClusterMetadata(brokers, partitions, frozenset(missing), epochs)
 
-    def find_coordinator(self, group: str) -> Node:
-        """The group's coordinator, asking again (within the timeout) while the cluster has none
-        for the group yet or the bootstrap connection drops."""
+    def find_coordinator(self, group: str, key_type: int = GROUP_KEY) -> Node:
+        """The group's coordinator (with TRANSACTION_KEY: the transactional id's), asking again
+        (within the timeout) while the cluster has none for it yet or the bootstrap connection
+        drops."""
 
         def build(cls: type, version: int) -> Any:
-            return cls(key=group, key_type=0)
+            return cls(key=group, key_type=key_type)
 
         pauses = retry_pauses(self._within(self.timeout))
         while True:
@@ -626,7 +633,8 @@ class KafkaClient:
             else:
                 if response.error_code == 0:
                     return Node(response.node_id, response.host, response.port)
-                failure = Unreachable(f"no coordinator for group '{group}': {error_name(response.error_code)}")
+                what = "group" if key_type == GROUP_KEY else "transactional id"
+                failure = Unreachable(f"no coordinator for {what} '{group}': {error_name(response.error_code)}")
                 if response.error_code not in RETRIABLE_COORDINATOR_ERRORS:
                     raise failure
             pause = next(pauses, None)

@@ -466,13 +466,36 @@ def delete_offsets(
 
 def groupctl_document_call(coordinator: Node, group: str, after_generation: int = -1,
                            max_wait_ms: int = 0) -> Call:
-    """GroupctlDescribeGroup (32000): the stored group document, long-polling for a generation
-    newer than `after_generation` for at most `max_wait_ms`."""
+    """GroupctlDescribeGroup (32000): the stored group document (and from v1 its pending
+    transactional offsets), long-polling for a generation newer than `after_generation` for at
+    most `max_wait_ms`."""
 
     def build(cls: type, version: int) -> Any:
         return cls(group_id=group, after_generation=after_generation, max_wait_ms=max_wait_ms)
 
-    return Call(coordinator, DESCRIBE_GROUP_KEY, (0, 0), build, extra_wait_s=max_wait_ms / 1000)
+    return Call(coordinator, DESCRIBE_GROUP_KEY, (0, 1), build, extra_wait_s=max_wait_ms / 1000)
+
+
+@dataclass(frozen=True)
+class PendingOffset:
+    """An offset a producer's open transaction committed to a group (TxnOffsetCommit), held
+    until the transaction's marker."""
+
+    producer_id: int
+    producer_epoch: int
+    topic: str
+    partition: int
+    offset: int
+
+    def to_json(self) -> dict:
+        return {"producer_id": self.producer_id, "producer_epoch": self.producer_epoch, "topic": self.topic,
+                "partition": self.partition, "offset": self.offset}
+
+
+def parse_pending_offsets(response: Any) -> tuple[PendingOffset, ...]:
+    """The pending transactional offsets in a GroupctlDescribeGroup answer (none before v1)."""
+    return tuple(PendingOffset(p.producer_id, p.producer_epoch, p.topic, p.partition, p.offset)
+                 for p in getattr(response, "pending_offsets", None) or ())
 
 
 def parse_groupctl_document(response: Any, group: str) -> Optional[AnyGroupDocument]:

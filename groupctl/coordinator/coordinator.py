@@ -28,7 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Hashable, Iterable, Optional, Union
+from typing import Callable, Hashable, Iterable, Mapping, Optional, Union
 
 from groupctl.coordinator.classic.config import GroupConfig
 from groupctl.coordinator.classic.coordinator import GroupCoordinator
@@ -74,7 +74,7 @@ from groupctl.coordinator.offsets.messages import (
     TxnCommitOffsets,
 )
 from groupctl.coordinator.placement import Placement
-from groupctl.coordinator.records import GroupMetadataRecord, Record
+from groupctl.coordinator.records import GroupMetadataRecord, PendingOffsetsRecord, Record
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import Timer
 from groupctl.layout.consumer_groups import ConsumerGroupDocument
@@ -227,6 +227,11 @@ class Coordinator:
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         return self.classic.fetch_offsets(token, req, now_ms)
+
+    def pending_offsets(self, group_id: str) -> Mapping[int, PendingOffsetsRecord]:
+        """The offsets producers' open transactions hold for the group (TxnOffsetCommit), by
+        producer id, read-only: what `group describe` shows until each transaction's marker."""
+        return self.classic.pending_offsets(group_id)
 
     def delete_offsets(self, token: Hashable, req: DeleteOffsets, now_ms: int) -> Result:
         return self.classic.delete_offsets(token, req, now_ms)

@@ -70,6 +70,7 @@ class BatchMetadata:
     last_sequence: int
     first_offset: int
     last_offset: int
+    max_timestamp: int = -1  # the batch's, shown by DescribeProducers as the producer's last timestamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,10 @@ class ProducerEntry:
     @property
     def last_sequence(self) -> int:
         return self.batches[-1].last_sequence if self.batches else -1
+
+    @property
+    def last_timestamp(self) -> int:
+        return self.batches[-1].max_timestamp if self.batches else -1
 
     def find(self, epoch: int, first_seq: int, last_seq: int) -> Optional[BatchMetadata]:
         """The remembered batch a batch with these fields duplicates, if any."""
@@ -126,7 +131,7 @@ class PreparedAppend:
 
 def _metadata(header: BatchHeader) -> BatchMetadata:
     return BatchMetadata(header.base_sequence, last_sequence(header.base_sequence, header.last_offset_delta),
-                         header.base_offset, header.last_offset)
+                         header.base_offset, header.last_offset, header.max_timestamp)
 
 
 class ProducerStateManager:
@@ -140,6 +145,12 @@ class ProducerStateManager:
 
     def entry(self, producer_id: int) -> Optional[ProducerEntry]:
         return self._entries.get(producer_id)
+
+    @property
+    def entries(self) -> dict[int, ProducerEntry]:
+        """Every remembered producer: producer id -> entry, least recently appended first (a copy;
+        DescribeProducers' active producers)."""
+        return dict(self._entries)
 
     @property
     def ongoing(self) -> dict[int, int]:

@@ -6,7 +6,7 @@ zookeeper.connect=...`).
 
 Invariants:
 - `AclOptions` become bindings and filters as kafka-acls.sh (AclCommand) makes them: every
-  resource given (--topic, --group, --cluster) with --resource-pattern-type (literal unless
+  resource given (--topic, --group, --transactional-id, --cluster) with --resource-pattern-type (literal unless
   given); hosts "*" for the principals given unless --allow-host/--deny-host; operation All unless
   --operation; an operation the resource type does not support is refused as kafka-acls.sh
   refuses it. Malformed input is BadInput before anything is sent.
@@ -56,6 +56,7 @@ CLUSTER_AUTHORIZATION_FAILED = 31
 NO_AUTHORIZER = "the node has no authorizer (start it with --authorizer)"
 MAX_ATTEMPTS = 16
 """Compare-and-set attempts of one --zk change before giving up."""
+NO_RESOURCE = "give at least one resource: --topic NAME, --group NAME, --transactional-id ID or --cluster"
 PATTERN_TYPES = {"literal": PatternType.LITERAL, "prefixed": PatternType.PREFIXED, "match": PatternType.MATCH,
                  "any": PatternType.ANY}
 
@@ -66,6 +67,7 @@ class AclOptions:
 
     topics: Sequence[str] = ()
     groups: Sequence[str] = ()
+    transactional_ids: Sequence[str] = ()
     cluster: bool = False
     pattern_type: str = "literal"  # literal | prefixed | match | any
     allow_principals: Sequence[str] = ()
@@ -91,6 +93,7 @@ def _resources(options: AclOptions, pattern_type: PatternType) -> list[tuple[Res
         raise BadInput("--cluster names the one Cluster resource: it takes no --resource-pattern-type prefixed")
     resources = [(ResourceType.TOPIC, t.strip()) for t in options.topics]
     resources += [(ResourceType.GROUP, g.strip()) for g in options.groups]
+    resources += [(ResourceType.TRANSACTIONAL_ID, i.strip()) for i in options.transactional_ids]
     if options.cluster:
         resources.append((ResourceType.CLUSTER, CLUSTER_NAME))
     for resource_type, name in resources:
@@ -147,7 +150,7 @@ def bindings_to_add(options: AclOptions) -> list[AclBinding]:
                        "(literal or prefixed)")
     resources = _resources(options, pattern_type)
     if not resources:
-        raise BadInput("give at least one resource: --topic NAME, --group NAME or --cluster")
+        raise BadInput(NO_RESOURCE)
     entries = _entries(options)
     if not entries:
         raise BadInput("give --allow-principal or --deny-principal when adding ACLs")
@@ -162,7 +165,7 @@ def filters_to_remove(options: AclOptions) -> list[AclBindingFilter]:
     pattern_type = _pattern_type(options)
     resources = _resources(options, pattern_type)
     if not resources:
-        raise BadInput("give at least one resource: --topic NAME, --group NAME or --cluster")
+        raise BadInput(NO_RESOURCE)
     entries = _entries(options)
     _check_operations(resources, entries)
     if not entries:

@@ -300,6 +300,7 @@ class GroupDescription:
     assignment_epoch: Optional[int] = None
     assignor: Optional[str] = None
     configs: Optional[tuple[ConfigValue, ...]] = None  # the group's configs, when asked and the cluster has them
+    pending_offsets: tuple[apis.PendingOffset, ...] = ()  # held by open transactions (groupctl's nodes tell)
 
     def owner(self, topic: str, partition: int) -> Optional[MemberDescription]:
         """The member the partition is assigned to, if any."""
@@ -324,6 +325,7 @@ class GroupDescription:
             "offsets": [o.to_json() for o in self.offsets],
             "configs": None if self.configs is None else [
                 {"name": c.name, "value": c.value, "source": c.source} for c in self.configs],
+            "pending_offsets": [p.to_json() for p in self.pending_offsets],
         }
 
 
@@ -454,16 +456,20 @@ def _read_description(group: str, coordinator: Node, answers: Mapping[str, Any],
                       include_offsets: bool) -> tuple[GroupDescription, apis.CommittedOffsets]:
     """The answers to `_describe_calls` (by name) as the group's description (without offsets)
     and committed offsets: a group ConsumerGroupDescribe describes is a consumer group, any other
-    is as DescribeGroups describes it; NotFound unless the group exists (`check_group_exists`)."""
+    is as DescribeGroups describes it; NotFound unless the group exists (`check_group_exists`).
+    A groupctl coordinator's document answer adds the pending transactional offsets."""
     consumer = None
     if "consumer" in answers:
         consumer = consumer_apis.parse_consumer_group_describe(answers["consumer"])[0]
     committed = apis.parse_offset_fetch(answers["offsets"], group) if include_offsets else apis.CommittedOffsets()
+    document = answers.get("document")
+    pending = apis.parse_pending_offsets(document) if document is not None else ()
     if consumer is not None:
-        return _consumer_description(consumer, coordinator), committed
+        return replace(_consumer_description(consumer, coordinator), pending_offsets=pending), committed
     info = apis.parse_describe_groups(answers["classic"])[0]
     check_group_exists(group, info, committed)
-    return _classic_description(info, _stored_generation(answers.get("document"), group), coordinator), committed
+    described = _classic_description(info, _stored_generation(document, group), coordinator)
+    return replace(described, pending_offsets=pending), committed
 
 
 def _with_configs(client: KafkaClient, described: Sequence[GroupDescription]) -> list[GroupDescription]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka import Producer as RdProducer
 from typer.testing import CliRunner
 
 from groupctl.cli.app import app
@@ -16,6 +18,7 @@ from tests.support.coordinator import InProcessCoordinator, node_config
 from tests.support.polling import wait_until
 
 ANONYMOUS = "User:ANONYMOUS"
+CLIENT_TIMEOUT_S = 30
 
 
 def run(args: list[str], stdin: str | None = None):
@@ -93,6 +96,36 @@ def test_a_principal_without_alter_on_the_cluster_is_told_what_it_lacks():
         node.stop()
 
 
+def test_transactional_id_acls_decide_which_transactional_producers_may_run(guarded):
+    boot = ["--bootstrap", guarded.bootstrap]
+    guarded.call(guarded.node.topics.get_or_create("pay-out", 1))
+    added = run([*boot, "acl", "add", "--allow-principal", ANONYMOUS, "--operation", "Write", "--operation",
+                 "Describe", "--transactional-id", "pay-", "--resource-pattern-type", "prefixed"])
+    assert added.stdout.splitlines() == [
+        f"added: Allow {ANONYMOUS} Write from * on TransactionalId pay- (prefixed)",
+        f"added: Allow {ANONYMOUS} Describe from * on TransactionalId pay- (prefixed)"]
+    run([*boot, "acl", "add", "--allow-principal", ANONYMOUS, "--operation", "Write", "--topic", "pay-out"])
+    listed = json.loads(run([*boot, "--output", "json", "acl", "list", "--transactional-id", "pay-",
+                             "--resource-pattern-type", "prefixed"]).stdout)
+    assert [(b["resource_type"], b["operation"]) for b in listed] == [
+        ("TransactionalId", "Write"), ("TransactionalId", "Describe")]
+    guarded.node.authorizer.rules.super_users = frozenset()  # from here on ANONYMOUS has only its ACLs
+
+    allowed = RdProducer({"bootstrap.servers": guarded.bootstrap, "transactional.id": "pay-1"})
+    allowed.init_transactions(CLIENT_TIMEOUT_S)
+    allowed.begin_transaction()
+    allowed.produce("pay-out", value=b"paid", partition=0)
+    allowed.commit_transaction(CLIENT_TIMEOUT_S)
+    refused = RdProducer({"bootstrap.servers": guarded.bootstrap, "transactional.id": "refund-1"})
+    with pytest.raises(KafkaException, match="TRANSACTIONAL_ID_AUTHORIZATION_FAILED"):
+        refused.init_transactions(CLIENT_TIMEOUT_S)
+
+    guarded.node.authorizer.rules.super_users = frozenset({ANONYMOUS})
+    removed = run([*boot, "--output", "json", "acl", "remove", "--transactional-id", "pay-",
+                   "--resource-pattern-type", "prefixed", "--force"])
+    assert len(json.loads(removed.stdout)["removed"]) == 2
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["add", "--topic", "orders"], "--allow-principal or --deny-principal"),
     (["add", "--allow-principal", "alice", "--topic", "orders"], "Type:name"),
@@ -102,6 +135,8 @@ def test_a_principal_without_alter_on_the_cluster_is_told_what_it_lacks():
     (["add", "--allow-principal", "User:a", "--topic", "t", "--resource-pattern-type", "match"],
      "not valid when adding ACLs"),
     (["add", "--allow-principal", "User:a"], "give at least one resource"),
+    (["add", "--allow-principal", "User:a", "--operation", "Read", "--transactional-id", "tx"],
+     "TransactionalId only supports operations All, Describe, Write"),
     (["add", "--allow-principal", "User:a", "--cluster", "--resource-pattern-type", "prefixed"], "--cluster"),
     (["remove", "--force"], "give at least one resource"),
     (["list"], "needs --bootstrap HOST:PORT or --zk"),

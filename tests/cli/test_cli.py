@@ -31,7 +31,8 @@ from tests.support.ports import closed_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
-                 "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs"]
+                 "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs",
+                 "pending_offsets"]
 
 
 @pytest.fixture

@@ -42,7 +42,8 @@ from tests.support.ports import closed_port
 pytestmark = pytest.mark.zookeeper
 
 DESCRIBE_KEYS = ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
-                 "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs"]
+                 "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs",
+                 "pending_offsets"]
 MEMBER_KEYS = ["member_id", "group_instance_id", "client_id", "client_host", "member_epoch", "assignment",
                "target_assignment", "upgraded"]
 OFFSET_KEYS = ["topic", "partition", "committed_offset", "log_end_offset", "lag", "ahead_of_log_end",

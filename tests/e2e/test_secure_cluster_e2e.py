@@ -9,6 +9,7 @@ Certificates are made by the tests (`tests/support/certs.py`); users are stored 
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import time
@@ -126,6 +127,27 @@ def test_the_cli_reads_a_group_through_a_java_style_command_config(secured, pki,
                   "--command-config", str(config), "--output", "json"])
     assert result.exit_code == 0, result.output
     assert '"group": "secured-readers"' in result.stdout
+
+
+def test_the_cli_lists_and_describes_a_transaction_through_a_command_config(secured, pki, tmp_path):
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": address(secured, "SASL_SSL"), "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "alice", "sasl.password": PASSWORD,
+        "ssl.ca.location": str(pki.ca), "transactional.id": "secured-tx"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(TOPIC, value=b"pending", partition=1)
+    producer.flush(30)
+    config = java_config(tmp_path / "client.properties", pki)
+    boot = ["--bootstrap", address(secured, "SASL_SSL"), "--command-config", str(config), "--output", "json"]
+    try:
+        listed = cli([*boot, "transactions", "list", "--state", "Ongoing"])
+        assert listed.exit_code == 0, listed.output
+        assert [t["transactional_id"] for t in json.loads(listed.stdout)["transactions"]] == ["secured-tx"]
+        described = cli([*boot, "transactions", "describe", "secured-tx"])
+        assert json.loads(described.stdout)["transactions"][0]["partitions"] == [{"topic": TOPIC, "partition": 1}]
+    finally:
+        producer.abort_transaction(30)
 
 
 def test_the_cli_commits_offsets_through_a_librdkafka_style_command_config_from_the_environment(secured, pki, tmp_path):

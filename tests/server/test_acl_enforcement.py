@@ -22,6 +22,7 @@ from kafka.protocol.admin.topics import (
     DeleteRecordsRequest,
     DeleteTopicsRequest,
 )
+from kafka.protocol.admin.transactions import DescribeProducersRequest, DescribeTransactionsRequest
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
@@ -209,6 +210,10 @@ CASES = {
                lambda r: r.error_code, TXN_DENIED),
     "Produce transactional": (9, transactional_produce, lambda r: r.responses[0].partition_responses[0].error_code,
                               TXN_DENIED),
+    "DescribeTransactions": (0, lambda: DescribeTransactionsRequest[0](transactional_ids=["tx"]),
+                             lambda r: r.transaction_states[0].error_code, TXN_DENIED),
+    "DescribeProducers": (0, lambda: DescribeProducersRequest[0](topics=[DescribeProducersRequest.TopicRequest(
+        name="orders", partition_indexes=[0])]), lambda r: r.topics[0].partitions[0].error_code, TOPIC_DENIED),
 }
 
 

@@ -136,7 +136,8 @@ def test_describe_reports_state_members_assignment_and_lag_with_the_documented_k
     with active_member(bootstrap, "readers", "events", client_id="reader-1"):
         doc = groups.describe_group(bootstrap, "readers").to_json()
     assert list(doc) == ["group", "group_type", "state", "protocol_type", "protocol", "generation", "group_epoch",
-                         "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs"]
+                         "assignment_epoch", "assignor", "coordinator", "members", "offsets", "configs",
+                         "pending_offsets"]
     assert (doc["group"], doc["group_type"], doc["state"], doc["protocol_type"], doc["protocol"]) == (
         "readers", "classic", "Stable", "consumer", "range")
     assert (doc["group_epoch"], doc["assignment_epoch"], doc["assignor"]) == (None, None, None)

@@ -106,6 +106,10 @@ def _string(rng: random.Random, names: Names, name: str, path: str) -> Optional[
         return rng.choice(("Stable", "Empty"))
     if name == "types_filter":
         return rng.choice(("classic", "consumer"))
+    if name == "state_filters":  # ListTransactions
+        return rng.choice(("Ongoing", "Empty", "CompleteCommit"))
+    if name == "transactional_ids" or name == "transactional_id_pattern":  # DescribeTransactions, ListTransactions
+        return rng.choice(("fuzz-tx", "fuzz-.*"))
     return "fuzz"
 
 

@@ -24,7 +24,7 @@ topic_changes.
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Hashable, Iterable, Optional
+from typing import Callable, Hashable, Iterable, Mapping, Optional
 
 from groupctl.coordinator.classic import (
     admin,
@@ -70,7 +70,7 @@ from groupctl.coordinator.offsets.messages import (
 )
 from groupctl.coordinator.classic.state import GroupState
 from groupctl.coordinator.placement import Placement
-from groupctl.coordinator.records import Record
+from groupctl.coordinator.records import PendingOffsetsRecord, Record
 from groupctl.coordinator.results import Result
 from groupctl.coordinator.timers import Timer
 from groupctl.layout.groups import GroupDocument
@@ -148,6 +148,10 @@ class GroupCoordinator:
         if error:
             return Result().reply(token, error)
         return self._core.offsets.complete_txn(token, req, now_ms)
+
+    def pending_offsets(self, group_id: str) -> Mapping[int, PendingOffsetsRecord]:
+        """The group's pending transactional offsets by producer id (read-only)."""
+        return self._core.offsets.pending(group_id)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         """Reply: FetchOffsetsResult."""

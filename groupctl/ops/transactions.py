@@ -1,0 +1,329 @@
+"""Transactions as operators see them (`groupctl transactions`), as Kafka's kafka-transactions.sh
+(KIP-664) shows them, through any Kafka cluster or groupctl node.
+
+- `list_transactions`: ListTransactions at every broker (each answers for the transactional ids
+  it coordinates), then DescribeTransactions of the listed ids at the broker that listed them,
+  for the producer epoch, timeout, start time and partitions kafka-transactions.sh's `list` does
+  not show.
+- `describe_transaction`: DescribeTransactions at the id's coordinator (FindCoordinator, key
+  type 1).
+- `describe_producers`: DescribeProducers at the partition's leader.
+- `find_hanging`: kafka-transactions.sh's `find-hanging`: an open transaction a partition's log
+  holds (DescribeProducers) older than the maximum transaction timeout (by its producer's last
+  timestamp) whose producer id no coordinator lists, or whose coordinator does not count the
+  partition in the transaction: its markers never came, and read_committed consumers of the
+  partition are stuck behind it.
+
+Invariants:
+- Waits are bounded by the operator's `--timeout` (the Bootstrap carries it). A coordinator
+  that is loading, moving or cut off from its store (COORDINATOR_LOAD_IN_PROGRESS,
+  COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR) is asked again, after finding it again, until the
+  bound; any other error is one line naming it: NotFound for an unknown id, topic or partition,
+  NotAuthorized for the ACLs, OpsError otherwise.
+- Results carry `now_ms`, the local clock when they were read: durations are `now_ms` minus a
+  start the cluster reported (None when it reported none).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
+
+from groupctl.client.kafka import (
+    RETRIABLE_COORDINATOR_ERRORS,
+    TRANSACTION_KEY,
+    BootstrapLike,
+    KafkaClient,
+    Node,
+    error_name,
+    retry_pauses,
+)
+from groupctl.client.transaction_apis import ActiveProducer, Described, PartitionProducers
+from groupctl.client.transaction_apis import describe_producers as describe_producers_api
+from groupctl.client.transaction_apis import describe_transactions, list_transactions as list_transactions_api
+from groupctl.errors import BadInput, NotAuthorized, NotFound, OpsError, Unreachable
+
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+TOPIC_AUTHORIZATION_FAILED = 29
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+TRANSACTIONAL_ID_NOT_FOUND = 105
+DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
+"""kafka-transactions.sh find-hanging's default (Kafka's transaction.max.timeout.ms)."""
+OPEN_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort")
+
+T = TypeVar("T")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _duration(now_ms: int, start_ms: int) -> Optional[int]:
+    return max(0, now_ms - start_ms) if start_ms >= 0 else None
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """A transactional id as its coordinator holds it."""
+
+    transactional_id: str
+    coordinator_id: int
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    start_ms: int  # -1: no transaction started (Empty)
+    partitions: tuple[tuple[str, int], ...]
+
+    def duration_ms(self, now_ms: int) -> Optional[int]:
+        return _duration(now_ms, self.start_ms)
+
+    def to_json(self, now_ms: int) -> dict[str, Any]:
+        return {"transactional_id": self.transactional_id, "coordinator_id": self.coordinator_id,
+                "state": self.state, "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
+                "timeout_ms": self.timeout_ms, "start_time_ms": self.start_ms if self.start_ms >= 0 else None,
+                "duration_ms": self.duration_ms(now_ms),
+                "partitions": [{"topic": t, "partition": p} for t, p in self.partitions]}
+
+
+@dataclass(frozen=True)
+class Transactions:
+    now_ms: int
+    transactions: tuple[Transaction, ...]
+    unknown_state_filters: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"transactions": [t.to_json(self.now_ms) for t in self.transactions],
+                "unknown_state_filters": list(self.unknown_state_filters)}
+
+
+@dataclass(frozen=True)
+class PartitionProducer:
+    """A producer a partition's log remembers."""
+
+    topic: str
+    partition: int
+    producer: ActiveProducer
+
+    def to_json(self, now_ms: int) -> dict[str, Any]:
+        p = self.producer
+        start = p.current_txn_start_offset
+        return {"topic": self.topic, "partition": self.partition, "producer_id": p.producer_id,
+                "producer_epoch": p.producer_epoch, "last_sequence": p.last_sequence,
+                "last_timestamp_ms": p.last_timestamp if p.last_timestamp >= 0 else None,
+                "coordinator_epoch": p.coordinator_epoch,
+                "current_transaction_start_offset": start if start >= 0 else None,
+                "idle_ms": _duration(now_ms, p.last_timestamp)}
+
+
+@dataclass(frozen=True)
+class Producers:
+    now_ms: int
+    producers: tuple[PartitionProducer, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"producers": [p.to_json(self.now_ms) for p in self.producers]}
+
+
+# -- list ----------------------------------------------------------------------------------------
+
+
+def list_transactions(bootstrap: BootstrapLike, *, states: Sequence[str] = (), producer_ids: Sequence[int] = (),
+                      duration_ms: Optional[int] = None) -> Transactions:
+    """Every transactional id the cluster's coordinators list, with the filters kafka-transactions.sh
+    list takes (state names, producer ids, open longer than `duration_ms`), described."""
+    if duration_ms is not None and duration_ms < 0:
+        raise BadInput("--duration-filter must be 0 or more milliseconds")
+    with KafkaClient(bootstrap) as client:
+        nodes = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
+        listed = _retrying(client, lambda: _list_once(client, nodes, states, producer_ids, duration_ms))
+        found: list[Transaction] = []
+        unknown: set[str] = set()
+        for node, answer in zip(nodes, listed):
+            unknown.update(answer.unknown_state_filters)
+            ids = [transactional_id for transactional_id, _, _ in answer.transactions]
+            if ids:
+                found.extend(_described_at(client, node, ids, {i: (p, s) for i, p, s in answer.transactions}))
+        now = _now_ms()
+    return Transactions(now, tuple(sorted(found, key=lambda t: t.transactional_id)), tuple(sorted(unknown)))
+
+
+def _list_once(client: KafkaClient, nodes: Sequence[Node], states: Sequence[str], producer_ids: Sequence[int],
+               duration_ms: Optional[int]) -> list:
+    answers = list_transactions_api(client, nodes, states=states, producer_ids=producer_ids,
+                                    duration_ms=-1 if duration_ms is None else duration_ms)
+    for node, answer in zip(nodes, answers):
+        if answer.error_code != NONE:
+            raise _CoordinatorError(answer.error_code, f"node {node.node_id} did not list its transactions: "
+                                                       f"{error_name(answer.error_code)}")
+    return answers
+
+
+def _described_at(client: KafkaClient, node: Node, ids: list[str],
+                  listed: dict[str, tuple[int, str]]) -> Iterable[Transaction]:
+    """The listed ids as `node` describes them; an id that moved or ended in between keeps what
+    ListTransactions said of it."""
+    for described in describe_transactions(client, node, ids):
+        if described.error_code == NONE:
+            yield _transaction(node.node_id, described)
+        else:
+            producer_id, state = listed[described.transactional_id]
+            yield Transaction(described.transactional_id, node.node_id, state, producer_id, -1, -1, -1, ())
+
+
+def _transaction(coordinator_id: int, d: Described) -> Transaction:
+    return Transaction(d.transactional_id, coordinator_id, d.state, d.producer_id, d.producer_epoch, d.timeout_ms,
+                       d.start_ms, tuple(sorted(d.partitions)))
+
+
+# -- describe ------------------------------------------------------------------------------------
+
+
+def describe_transaction(bootstrap: BootstrapLike, transactional_id: str) -> Transactions:
+    """The transactional id at its coordinator."""
+    if not transactional_id:
+        raise BadInput("a transactional id must not be empty")
+    with KafkaClient(bootstrap) as client:
+        def once() -> Transaction:
+            coordinator = client.find_coordinator(transactional_id, TRANSACTION_KEY)
+            [described] = describe_transactions(client, coordinator, [transactional_id])
+            if described.error_code == TRANSACTIONAL_ID_NOT_FOUND:
+                raise NotFound(f"transactional id {transactional_id!r} not found")
+            if described.error_code == TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+                raise NotAuthorized(f"not authorized to describe transactional id {transactional_id!r} "
+                                    "(needs Describe on the TransactionalId)")
+            if described.error_code != NONE:
+                raise _CoordinatorError(described.error_code, f"cannot describe transactional id {transactional_id!r}: "
+                                                              f"{error_name(described.error_code)}")
+            return _transaction(coordinator.node_id, described)
+
+        found = _retrying(client, once)
+    return Transactions(_now_ms(), (found,))
+
+
+# -- producers -----------------------------------------------------------------------------------
+
+
+def describe_producers(bootstrap: BootstrapLike, topic: str, partition: int) -> Producers:
+    """The producers the partition's leader remembers."""
+    with KafkaClient(bootstrap) as client:
+        leaders = _leaders(client, topic, [partition])
+        answers = describe_producers_api(client, leaders[partition], {topic: [partition]})
+    return Producers(_now_ms(), tuple(_producers(answers)))
+
+
+def _leaders(client: KafkaClient, topic: str, partitions: Optional[Sequence[int]]) -> dict[int, Node]:
+    """Partition -> its leader (every partition of `topic` for None)."""
+    if not topic:
+        raise BadInput("a topic name must not be empty")
+    metadata = client.metadata([topic])
+    if topic in metadata.missing or topic not in metadata.partitions:
+        raise NotFound(f"topic {topic!r} not found")
+    wanted = sorted(metadata.partitions[topic]) if partitions is None else partitions
+    leaders = {}
+    for partition in wanted:
+        if partition not in metadata.partitions[topic]:
+            raise NotFound(f"topic {topic!r} has no partition {partition}")
+        leader = metadata.leader(topic, partition)
+        if leader is None:
+            raise Unreachable(f"partition {topic}-{partition} has no leader")
+        leaders[partition] = leader
+    return leaders
+
+
+def _producers(answers: Sequence[PartitionProducers]) -> Iterable[PartitionProducer]:
+    for answer in answers:
+        where = f"{answer.topic}-{answer.partition}"
+        if answer.error_code == TOPIC_AUTHORIZATION_FAILED:
+            raise NotAuthorized(f"not authorized to describe the producers of {where} (needs Read on the topic)")
+        if answer.error_code == UNKNOWN_TOPIC_OR_PARTITION:
+            raise NotFound(f"partition {where} not found")
+        if answer.error_code != NONE:
+            detail = f" ({answer.error_message})" if answer.error_message else ""
+            raise OpsError(f"cannot describe the producers of {where}: {error_name(answer.error_code)}{detail}")
+        for producer in sorted(answer.producers, key=lambda p: p.producer_id):
+            yield PartitionProducer(answer.topic, answer.partition, producer)
+
+
+# -- find-hanging --------------------------------------------------------------------------------
+
+
+def find_hanging(bootstrap: BootstrapLike, *, topic: Optional[str] = None, partition: Optional[int] = None,
+                 broker_id: Optional[int] = None,
+                 max_transaction_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> Producers:
+    """Hanging transactions, as kafka-transactions.sh find-hanging finds them, on the partitions of
+    `topic` (one `partition` of it) or of every topic with a replica on `broker_id`."""
+    if topic is None and broker_id is None:
+        raise BadInput("find-hanging needs --topic or --broker-id to limit the search")
+    if partition is not None and topic is None:
+        raise BadInput("--partition needs --topic")
+    with KafkaClient(bootstrap) as client:
+        by_leader = _partitions_to_search(client, topic, partition, broker_id)
+        now = _now_ms()
+        candidates = []
+        for leader, partitions in by_leader.values():
+            for found in _producers(describe_producers_api(client, leader, partitions)):
+                p = found.producer
+                if p.current_txn_start_offset >= 0 and now - p.last_timestamp > max_transaction_timeout_ms:
+                    candidates.append(found)
+        hanging = _not_in_coordinators(client, candidates) if candidates else []
+    return Producers(now, tuple(hanging))
+
+
+def _partitions_to_search(client: KafkaClient, topic: Optional[str], partition: Optional[int],
+                          broker_id: Optional[int]) -> dict[int, tuple[Node, dict[str, list[int]]]]:
+    """Leader id -> (leader, topic -> partitions) of the partitions to search."""
+    if topic is not None:
+        leaders = {(topic, p): node for p, node in _leaders(client, topic, None if partition is None
+                                                            else [partition]).items()}
+    else:
+        metadata = client.metadata(None)
+        leaders = {(t, p): metadata.brokers[leader] for t, partitions in metadata.partitions.items()
+                   for p, leader in partitions.items() if leader in metadata.brokers}
+    by_leader: dict[int, tuple[Node, dict[str, list[int]]]] = {}
+    for (t, p), node in sorted(leaders.items()):
+        if broker_id is not None and node.node_id != broker_id:
+            continue  # Kafka asks the replicas on the broker; groupctl's partitions have one
+        by_leader.setdefault(node.node_id, (node, {}))[1].setdefault(t, []).append(p)
+    return by_leader
+
+
+def _not_in_coordinators(client: KafkaClient, candidates: list[PartitionProducer]) -> list[PartitionProducer]:
+    producer_ids = sorted({c.producer.producer_id for c in candidates})
+    nodes = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
+    listed = _retrying(client, lambda: _list_once(client, nodes, (), producer_ids, None))
+    coordinated: dict[int, Transaction] = {}
+    for node, answer in zip(nodes, listed):
+        ids = [i for i, producer_id, _ in answer.transactions if producer_id in producer_ids]
+        if ids:
+            for transaction in _described_at(client, node, ids, {i: (p, s) for i, p, s in answer.transactions}):
+                coordinated[transaction.producer_id] = transaction
+    return [c for c in candidates if c.producer.producer_id not in coordinated
+            or (c.topic, c.partition) not in coordinated[c.producer.producer_id].partitions]
+
+
+# -- retries -------------------------------------------------------------------------------------
+
+
+class _CoordinatorError(OpsError):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _retrying(client: KafkaClient, attempt: Callable[[], T]) -> T:
+    """`attempt()`, again after a pause while a coordinator answers a retriable error, within the
+    client's bound; the last error once the bound is reached."""
+    pauses = retry_pauses(client.deadline)
+    while True:
+        try:
+            return attempt()
+        except _CoordinatorError as exc:
+            if exc.code not in RETRIABLE_COORDINATOR_ERRORS:
+                raise OpsError(exc.message) from None
+            pause = next(pauses, None)
+            if pause is None:
+                raise Unreachable(exc.message) from None
+            time.sleep(pause)
