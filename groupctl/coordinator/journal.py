@@ -24,7 +24,7 @@ Transactions (`offsets.store` for the group's side, `transactions.coordinator` f
   producer; a commit is followed by an `offset_commit` (with `producer_id`) per offset it made
   visible (a held offset older than the committed one is not).
 - `transaction_completed`: a transaction's CompleteCommit/CompleteAbort is persisted (its
-  markers are written and its groups' offsets completed); `group` is null.
+  markers are written and its groups' offsets completed); `group` is "" (NO_GROUP).
 Consumer groups (KIP-848; `consumer.events` says where each is emitted): `group_epoch_bumped`,
 `target_assignment_computed`, `member_reconciled`, `group_stable`, `group_migrated`, and the
 member, offset and deletion events above with the group epoch as `generation`.
@@ -201,6 +201,10 @@ def group_migrated(
 COMMIT = "commit"
 ABORT = "abort"
 
+NO_GROUP = ""
+"""The `group` of an event that concerns no group (`transaction_completed`): not null, because
+readers of version 1 take an event without a group for a malformed line."""
+
 # Why a transaction ended (`transaction_completed`'s reason); null when the coordinator that
 # completed it loaded it already preparing (a restart or a takeover), so it does not know.
 END_TXN = "end txn"
@@ -243,7 +247,7 @@ def transaction_completed(
     """`outcome` COMMIT or ABORT, `reason` END_TXN, TIMEOUT or NEW_PRODUCER (null: unknown);
     `partitions` the transaction's partitions with null offsets, a group's offsets as its
     `__consumer_offsets` partition (AddOffsetsToTxn); `started_ts` when the transaction opened."""
-    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "transaction_completed", "group": None,
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "transaction_completed", "group": NO_GROUP,
             "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": producer_epoch,
             "outcome": outcome, "reason": reason, "partitions": partitions, "started_ts": started_ts,
             "duration_ms": ts - started_ts}

@@ -22,7 +22,8 @@ consumer groups also emit the classic `member_joined`, `member_left`, `member_ex
 Transactions (issue 17) added `txn_offset_commit`, `txn_offsets_completed` and
 `transaction_completed` within version 1, and `producer_id` / `producer_epoch` to `offset_commit`
 (null: not made visible by a transaction, as every earlier `offset_commit`). `transaction_completed`
-concerns a transactional id, not a group: its `group` is null.
+concerns a transactional id, not a group: its `group` is "" (not null, which readers of
+version 1 count as a malformed line).
 """
 
 from __future__ import annotations

@@ -626,7 +626,7 @@ def test_a_committed_transaction_is_one_transaction_completed_once_its_completio
     assert h.journal == []
     h.write_markers()
     assert h.journal == [{
-        "v": 1, "ts": 350, "node": 4, "event": "transaction_completed", "group": None, "transactional_id": "tx",
+        "v": 1, "ts": 350, "node": 4, "event": "transaction_completed", "group": "", "transactional_id": "tx",
         "producer_id": producer.producer_id, "producer_epoch": 0, "outcome": "commit", "reason": "end txn",
         "partitions": [{"topic": OFFSETS_TOPIC, "partition": offsets_partition_for("g")[1], "offset": None},
                        {"topic": "out", "partition": 0, "offset": None},
