@@ -1,9 +1,10 @@
 """The asyncio server: accept connections, run the node, shut down cleanly.
 
-Shutdown (SIGTERM/SIGINT, also while starting, or `stop()`): stop accepting, close idle connections, read no new
-request, answer the requests already being handled (bounded by `drain_timeout_s`), then flush the
-logs and the store. A parked JoinGroup/SyncGroup does not hold shutdown up: its client sees the
-connection close and rejoins elsewhere, as with a broker restart.
+Shutdown (SIGTERM/SIGINT, also while starting, or `stop()`): stop accepting, close idle
+connections, read no new request, answer the requests already being handled (bounded by
+`drain_timeout_s`), then flush the logs and the store. A parked JoinGroup/SyncGroup does not
+hold shutdown up: its client sees the connection close and rejoins elsewhere, as with a broker
+restart.
 """
 
 from __future__ import annotations
