@@ -24,6 +24,14 @@ Invariants (docs/lag-and-rebalances.md, "analyze audit", states them for users):
 - monotonic_offsets: a committed offset never goes back, except by an explicit reset: a commit
   with generation < 0, or the first commit after an offset_delete of the partition. A member's
   commit after an admin reset is compared with the reset.
+- txn_offsets (transactions, per group and producer id): an offset a transaction made visible
+  (an offset_commit with a producer_id) follows a txn_offsets_completed of that producer that
+  committed, under the same epoch, and lists that offset; a completion lists what the producer
+  held: per partition, its last txn_offset_commit since the producer's previous completion. A
+  completion listing an offset the producer's previous (aborted) completion listed, with no
+  txn_offset_commit of it in between, breaks it too: an aborted offset came back. A completion
+  whose txn_offset_commit is not in the journal (rotated away, or held through another node
+  whose journal is not read) is `unverified`.
 
 A violation row's `records` are its evidence events as compact JSON lines, in event order.
 """
@@ -42,6 +50,8 @@ from groupctl.analytics.events import (
     OFFSET_COMMIT,
     OFFSET_DELETE,
     REBALANCE_COMPLETED,
+    TXN_OFFSET_COMMIT,
+    TXN_OFFSETS_COMPLETED,
     event_record,
     record_json,
     with_incarnation,
@@ -50,13 +60,16 @@ from groupctl.analytics.events import (
 SINGLE_OWNER = "single_owner"
 OWNER_COMMITS = "owner_commits"
 MONOTONIC_OFFSETS = "monotonic_offsets"
-INVARIANTS = (SINGLE_OWNER, OWNER_COMMITS, MONOTONIC_OFFSETS)
+TXN_OFFSETS = "txn_offsets"
+INVARIANTS = (SINGLE_OWNER, OWNER_COMMITS, MONOTONIC_OFFSETS, TXN_OFFSETS)
 
 OK, VIOLATION, UNVERIFIED = "ok", "violation", "unverified"
 
 VIOLATION_COLUMNS = ("invariant", "group", "generation", "topic", "partition", "detail", "records")
 GENERATION_KEY = ("group", "incarnation", "generation")
 PARTITION_KEY = (*GENERATION_KEY, "topic", "partition")
+PRODUCER_KEY = ("group", "incarnation", "producer_id")
+COMMIT, ABORT = "commit", "abort"
 
 
 def audit_violations(journal: DataFrame) -> DataFrame:
@@ -72,6 +85,8 @@ def audit_violations(journal: DataFrame) -> DataFrame:
         _owner_commit_violations(commit_checks.where(F.col("consumer_known").isNull()), completions),
         _consumer_commit_violations(commit_checks.where(F.col("consumer_known")), claims, events),
         _monotonic_violations(_monotonic_checks(events)),
+        _txn_violations(_txn_completion_checks(events)),
+        _txn_violations(_txn_visible_checks(events)),
     ]
     return (reduce(DataFrame.unionByName, found)
             .orderBy("last_record_at", "invariant", "group", "topic", "partition")
@@ -88,6 +103,8 @@ def audit_summary(journal: DataFrame) -> DataFrame:
             _single_owner_checks(_epoch_owners(claims)).select("verdict")),
         OWNER_COMMITS: _owner_commit_checks(events, owners, claims),
         MONOTONIC_OFFSETS: _monotonic_checks(events),
+        TXN_OFFSETS: _txn_completion_checks(events).select("verdict").unionByName(
+            _txn_visible_checks(events).select("verdict")),
     }
     tallies = [
         checks[name].agg(
@@ -105,7 +122,8 @@ def _audited_events(journal: DataFrame) -> DataFrame:
     """The events the audit reads, with `at` (place in event order) and `incarnation` (group_deleted
     events of the group so far, `events.with_incarnation`). Their `event_record()` is built where it
     becomes evidence, after the window's shuffle, so the shuffle does not carry every event twice."""
-    audited = (REBALANCE_COMPLETED, MEMBER_JOINED, MEMBER_RECONCILED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED)
+    audited = (REBALANCE_COMPLETED, MEMBER_JOINED, MEMBER_RECONCILED, OFFSET_COMMIT, OFFSET_DELETE, GROUP_DELETED,
+               TXN_OFFSET_COMMIT, TXN_OFFSETS_COMPLETED)
     return with_incarnation(journal.where(F.col("event").isin(*audited)))
 
 
@@ -345,3 +363,92 @@ def _monotonic_violations(checks: DataFrame) -> DataFrame:
     evidence = F.array(_evidence(F.col("previous.at"), F.col("previous.record")),
                        _evidence(F.col("at"), F.col("record")))
     return _violation_rows(breaches, MONOTONIC_OFFSETS, detail, evidence)
+
+
+# -- txn_offsets ------------------------------------------------------------------------------
+
+def _txn_completions(events: DataFrame) -> DataFrame:
+    """(PRODUCER_KEY, at, producer_epoch, outcome, partitions, record, previous): each
+    txn_offsets_completed, with the producer's previous one in the group (null for its first)."""
+    order = Window.partitionBy(*PRODUCER_KEY).orderBy("at")
+    return (events.where(_is(TXN_OFFSETS_COMPLETED))
+            .select(*PRODUCER_KEY, "at", "producer_epoch", "outcome", "partitions", event_record().alias("record"))
+            .withColumn("previous", F.lag(F.struct("at", "outcome", "partitions", "record")).over(order)))
+
+
+def _txn_held(events: DataFrame) -> DataFrame:
+    """(PRODUCER_KEY, at, topic, partition, held): for each completion (its place as `at`), the
+    last txn_offset_commit of each partition since the producer's previous completion."""
+    following = (Window.partitionBy(*PRODUCER_KEY).orderBy("at")
+                 .rowsBetween(Window.currentRow, Window.unboundedFollowing))
+    completed_at = F.first(F.when(_is(TXN_OFFSETS_COMPLETED), F.col("at")), ignorenulls=True).over(following)
+    return (events.where(F.col("event").isin(TXN_OFFSET_COMMIT, TXN_OFFSETS_COMPLETED))
+            .withColumn("completed_at", completed_at)
+            .where(_is(TXN_OFFSET_COMMIT) & F.col("completed_at").isNotNull())
+            .groupBy(*PRODUCER_KEY, F.col("completed_at").alias("at"), "topic", "partition")
+            .agg(F.max_by(F.struct("at", "offset", event_record().alias("record")), "at").alias("held")))
+
+
+def _lists(partitions: Column, topic: Column, partition: Column, offset: Column) -> Column:
+    """Whether a "partition[]" list has the row (topic, partition, offset)."""
+    return F.coalesce(F.exists(partitions, lambda row: (row["topic"] == topic) & (row["partition"] == partition)
+                               & (row["offset"] == offset)), F.lit(False))
+
+
+def _txn_completion_checks(events: DataFrame) -> DataFrame:
+    """Each partition a txn_offsets_completed lists, against what the journal says its producer held."""
+    rows = (_txn_completions(events)
+            .select(*PRODUCER_KEY, "at", "producer_epoch", "outcome", "record", "previous",
+                    F.explode("partitions").alias("entry"))
+            .select("*", F.col("entry.topic").alias("topic"), F.col("entry.partition").alias("partition"),
+                    F.col("entry.offset").alias("offset")))
+    came_back = ((F.col("previous.outcome") == ABORT)
+                 & _lists(F.col("previous.partitions"), F.col("topic"), F.col("partition"), F.col("offset")))
+    detail = (F.when(F.col("held").isNotNull(), F.format_string(
+                  "producer %d's %s completed offset %d of %s/%d, where it held %d", "producer_id", "outcome",
+                  "offset", "topic", "partition", "held.offset"))
+              .otherwise(F.format_string(
+                  "producer %d's %s completed offset %d of %s/%d, which its previous transaction held and aborted",
+                  "producer_id", "outcome", "offset", "topic", "partition")))
+    evidence = F.filter(F.array(
+        F.when(came_back & F.col("held").isNull(), _evidence(F.col("previous.at"), F.col("previous.record"))),
+        F.when(F.col("held").isNotNull(), _evidence(F.col("held.at"), F.col("held.record"))),
+        _evidence(F.col("at"), F.col("record"))), lambda entry: entry.isNotNull())
+    return (rows.join(_txn_held(events), [*PRODUCER_KEY, "at", "topic", "partition"], "left")
+            .withColumn("verdict", F.when(F.col("held.offset") == F.col("offset"), F.lit(OK))
+                        .when(F.col("held").isNotNull() | came_back, F.lit(VIOLATION))
+                        .otherwise(F.lit(UNVERIFIED)))
+            .withColumn("detail", detail)
+            .withColumn("evidence", evidence))
+
+
+def _txn_visible_checks(events: DataFrame) -> DataFrame:
+    """Each offset_commit that names a producer, against the producer's last completion in the group."""
+    commits = events.where(_is(OFFSET_COMMIT) & F.col("producer_id").isNotNull()).select(
+        *PRODUCER_KEY, "at", "topic", "partition", "offset", "producer_epoch", event_record().alias("record"))
+    completions = _txn_completions(events).select(
+        *PRODUCER_KEY, "at", F.struct("at", "producer_epoch", "outcome", "partitions", "record").alias("completion"))
+    so_far = _so_far(Window.partitionBy(*PRODUCER_KEY).orderBy("at"))
+    completion = F.col("completion")
+    checked = (commits.unionByName(completions, allowMissingColumns=True)
+               .withColumn("completion", F.last("completion", ignorenulls=True).over(so_far))
+               .where(F.col("record").isNotNull()))
+    made_visible = F.format_string("offset %d of %s/%d was made visible for producer %d epoch %d",
+                                   "offset", "topic", "partition", "producer_id", "producer_epoch")
+    why = (F.when(completion.isNull(), F.lit("with no completion of its transaction before it"))
+           .when(completion["outcome"] != COMMIT, F.lit("after its transaction aborted"))
+           .when(completion["producer_epoch"] != F.col("producer_epoch"),
+                 F.format_string("by a commit of epoch %d", completion["producer_epoch"]))
+           .when(~_lists(completion["partitions"], F.col("topic"), F.col("partition"), F.col("offset")),
+                 F.lit("by a commit that did not hold it")))
+    evidence = F.filter(F.array(F.when(completion.isNotNull(), _evidence(completion["at"], completion["record"])),
+                                _evidence(F.col("at"), F.col("record"))), lambda entry: entry.isNotNull())
+    return (checked.withColumn("verdict", F.when(why.isNull(), F.lit(OK)).otherwise(F.lit(VIOLATION)))
+            .withColumn("detail", F.concat_ws(" ", made_visible, why))
+            .withColumn("evidence", evidence))
+
+
+def _txn_violations(checks: DataFrame) -> DataFrame:
+    """The breaches of `checks` (with detail and evidence columns); a transaction has no generation."""
+    breaches = checks.where(F.col("verdict") == VIOLATION).withColumn("generation", F.lit(None).cast("int"))
+    return _violation_rows(breaches, TXN_OFFSETS, F.col("detail"), F.col("evidence"))

@@ -27,6 +27,8 @@ TARGET_ASSIGNMENT_COMPUTED = "target_assignment_computed"
 MEMBER_RECONCILED = "member_reconciled"
 GROUP_STABLE = "group_stable"
 GROUP_MIGRATED = "group_migrated"
+TXN_OFFSET_COMMIT = "txn_offset_commit"
+TXN_OFFSETS_COMPLETED = "txn_offsets_completed"
 
 CLASSIC, CONSUMER = "classic", "consumer"
 CLASSIC_EVENTS = (REBALANCE_STARTED, REBALANCE_COMPLETED)

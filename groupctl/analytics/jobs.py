@@ -371,7 +371,8 @@ def rebalances_job(spark: SparkSession, paths: Sequence[str], *, groups: Sequenc
 def audit_job(spark: SparkSession, paths: Sequence[str], *, out_dir: Optional[str] = None,
               step: Step = _no_progress) -> AuditResult:
     """Check the coordinator's invariants (single owner per partition and generation, or member
-    epoch for consumer groups; commits by the owner; monotonic offsets) over the whole journal.
+    epoch for consumer groups; commits by the owner; monotonic offsets; transactions' offsets)
+    over the whole journal.
     With `out_dir`: summary/ and violations/ as Parquet."""
     from groupctl.analytics.audit import INVARIANTS, audit_summary, audit_violations
 

@@ -54,9 +54,10 @@ _SPARK_TYPES = {"int": IntegerType(), "long": LongType(), "string": StringType()
                 "string[]": ArrayType(StringType())}
 
 ASSIGNED_PARTITION = _fields(*((name, _SPARK_TYPES[kind]) for name, kind in journal.ASSIGNMENT_ROW))
+TXN_PARTITION = _fields(*((name, _SPARK_TYPES[kind]) for name, kind in journal.PARTITION_ROW))
+_LIST_TYPES = {"assignment[]": ArrayType(ASSIGNED_PARTITION), "partition[]": ArrayType(TXN_PARTITION)}
 
-JOURNAL_SCHEMA = _fields(*((name, ArrayType(ASSIGNED_PARTITION) if kind == "assignment[]" else _SPARK_TYPES[kind])
-                           for name, kind in journal.FIELDS))
+JOURNAL_SCHEMA = _fields(*((name, _LIST_TYPES.get(kind) or _SPARK_TYPES[kind]) for name, kind in journal.FIELDS))
 
 PARTITION_REPORT_SCHEMA = _fields(
     ("cluster", StringType()),

@@ -171,7 +171,9 @@ AUDIT_HELP = (
     "owner_commits: only a partition's owner commits "
     "its offsets (commits of generations the journal has no assignment for are counted as unverified). "
     "monotonic_offsets: a committed offset never goes back, except by an explicit reset (an admin commit, "
-    "or a commit after the offset or the group was deleted). Each violation is shown with the journal events "
+    "or a commit after the offset or the group was deleted). "
+    "txn_offsets: a transaction's offsets become committed only when it commits, as the producer held them "
+    "(an aborted transaction's never). Each violation is shown with the journal events "
     "that prove it.\n\n"
     "Exit status: 0 no violation found, 1 violations found (or the audit could not run), 2 bad usage. "
     "--out writes summary/ and violations/.")

@@ -18,6 +18,13 @@ When (the classic core's emission points; an operation puts its events in its `R
 - `member_left`: LeaveGroup. `member_expired`: removed by the coordinator (see EXPIRED_*).
 - `offset_commit`: one per accepted partition. `offset_delete`: one per deleted committed offset.
 - `group_deleted`: DeleteGroups.
+Transactions (`offsets.store` for the group's side, `transactions.coordinator` for the id's):
+- `txn_offset_commit`: one per partition a TxnOffsetCommit holds pending for its producer.
+- `txn_offsets_completed`: a transaction's marker reached the group with offsets held for its
+  producer; a commit is followed by an `offset_commit` (with `producer_id`) per offset it made
+  visible (a held offset older than the committed one is not).
+- `transaction_completed`: a transaction's CompleteCommit/CompleteAbort is persisted (its
+  markers are written and its groups' offsets completed); `group` is "" (NO_GROUP).
 Consumer groups (KIP-848; `consumer.events` says where each is emitted): `group_epoch_bumped`,
 `target_assignment_computed`, `member_reconciled`, `group_stable`, `group_migrated`, and the
 member, offset and deletion events above with the group epoch as `generation`.
@@ -111,11 +118,14 @@ def member_expired(
 
 def offset_commit(
     node: int, ts: int, group: str, *, member_id: str, generation: int, topic: str, partition: int, offset: int,
+    producer_id: Optional[int] = None, producer_epoch: Optional[int] = None,
 ) -> Event:
-    """A simple or admin commit carries generation -1 and member id "" (as its request does)."""
+    """A simple or admin commit carries generation -1 and member id "" (as its request does); so
+    does an offset a transaction's commit made visible, which names the transaction's producer
+    (`producer_id`, `producer_epoch`; null for every other commit)."""
     return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "offset_commit", "group": group,
             "member_id": member_id, "generation": generation, "topic": topic, "partition": partition,
-            "offset": offset}
+            "offset": offset, "producer_id": producer_id, "producer_epoch": producer_epoch}
 
 
 def offset_delete(node: int, ts: int, group: str, *, topic: str, partition: int) -> Event:
@@ -184,3 +194,60 @@ def group_migrated(
     return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "group_migrated", "group": group,
             "group_type": group_type, "generation": generation, "member_id": member_id, "client_id": client_id,
             "members": members}
+
+
+# -- transactions ------------------------------------------------------------------------------------
+
+COMMIT = "commit"
+ABORT = "abort"
+
+NO_GROUP = ""
+"""The `group` of an event that concerns no group (`transaction_completed`): not null, because
+readers of version 1 take an event without a group for a malformed line."""
+
+# Why a transaction ended (`transaction_completed`'s reason); null when the coordinator that
+# completed it loaded it already preparing (a restart or a takeover), so it does not know.
+END_TXN = "end txn"
+TIMEOUT = "timeout"
+NEW_PRODUCER = "new producer"  # an InitProducerId for its transactional id fenced it
+
+
+def txn_offset_commit(
+    node: int, ts: int, group: str, *, member_id: str, generation: int, producer_id: int, producer_epoch: int,
+    topic: str, partition: int, offset: int,
+) -> Event:
+    """`member_id` and `generation` as the TxnOffsetCommit gave them (a consumer member's member
+    epoch as generation; "" and -1 when it named none)."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "txn_offset_commit", "group": group,
+            "member_id": member_id, "generation": generation, "topic": topic, "partition": partition,
+            "offset": offset, "producer_id": producer_id, "producer_epoch": producer_epoch}
+
+
+def partition_rows(partitions: Iterable[tuple[str, int, Optional[int]]]) -> list[dict[str, Any]]:
+    """(topic, partition, offset or None) -> "partition[]" rows, in the order given."""
+    return [{"topic": topic, "partition": partition, "offset": offset} for topic, partition, offset in partitions]
+
+
+def txn_offsets_completed(
+    node: int, ts: int, group: str, *, producer_id: int, producer_epoch: int, outcome: str,
+    partitions: list[dict[str, Any]],
+) -> Event:
+    """`producer_epoch` is the marker's (an abort that fenced the producer: its epoch plus one);
+    `outcome` COMMIT or ABORT; `partitions` every offset the producer held for the group (as
+    `partition_rows` builds them), made visible or dropped."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "txn_offsets_completed", "group": group,
+            "producer_id": producer_id, "producer_epoch": producer_epoch, "outcome": outcome,
+            "partitions": partitions}
+
+
+def transaction_completed(
+    node: int, ts: int, *, transactional_id: str, producer_id: int, producer_epoch: int, outcome: str,
+    reason: Optional[str], partitions: list[dict[str, Any]], started_ts: int,
+) -> Event:
+    """`outcome` COMMIT or ABORT, `reason` END_TXN, TIMEOUT or NEW_PRODUCER (null: unknown);
+    `partitions` the transaction's partitions with null offsets, a group's offsets as its
+    `__consumer_offsets` partition (AddOffsetsToTxn); `started_ts` when the transaction opened."""
+    return {"v": SCHEMA_VERSION, "ts": ts, "node": node, "event": "transaction_completed", "group": NO_GROUP,
+            "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": producer_epoch,
+            "outcome": outcome, "reason": reason, "partitions": partitions, "started_ts": started_ts,
+            "duration_ms": ts - started_ts}

@@ -45,13 +45,8 @@ async def _serve(config: NodeConfig) -> None:
     from groupctl.server.server import CoordinatorServer
 
     server = CoordinatorServer(config)
-    try:
-        await server.start()
-    except BaseException:
-        await server.node.close()
-        raise
     store = f"ZooKeeper {config.zk}" if config.zk else (
         f"embedded store in {config.data_dir}" if config.data_dir else "in-memory store (nothing persisted)")
-    await server.serve_forever(on_ready=lambda: print(
+    await server.run(on_ready=lambda: print(
         f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
         f"({store}); Ctrl-C to stop", flush=True))

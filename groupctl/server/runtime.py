@@ -483,6 +483,11 @@ class Node:
             return
         self._deliver(result.replies)
 
+    def journal_events(self, events: Iterable[dict[str, Any]]) -> None:
+        """Journal events whose records are persisted (the transaction coordinator's), in the
+        same batches as the group coordinator's."""
+        self._journal(list(events))
+
     def _journal(self, events: list[dict[str, Any]]) -> None:
         """Queue a result's events for the one journal write of the next loop iteration."""
         if events and self.journal is not None:

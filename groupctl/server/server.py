@@ -1,9 +1,10 @@
 """The asyncio server: accept connections, run the node, shut down cleanly.
 
-Shutdown (SIGTERM/SIGINT or `stop()`): stop accepting, close idle connections, read no new
-request, answer the requests already being handled (bounded by `drain_timeout_s`), then flush the
-logs and the store. A parked JoinGroup/SyncGroup does not hold shutdown up: its client sees the
-connection close and rejoins elsewhere, as with a broker restart.
+Shutdown (SIGTERM/SIGINT, also while starting, or `stop()`): stop accepting, close idle
+connections, read no new request, answer the requests already being handled (bounded by
+`drain_timeout_s`), then flush the logs and the store. A parked JoinGroup/SyncGroup does not
+hold shutdown up: its client sees the connection close and rejoins elsewhere, as with a broker
+restart.
 """
 
 from __future__ import annotations
@@ -112,17 +113,60 @@ class CoordinatorServer:
         await self.node.close()
         log.info("node %d stopped", self.config.node_id)
 
-    async def serve_forever(self, on_ready: Callable[[], None] = lambda: None) -> None:
-        """Run until SIGTERM/SIGINT, then stop cleanly. `on_ready` runs once the signal handlers
-        are installed, so a signal sent as soon as the node says it is ready is handled."""
+    async def run(self, on_ready: Callable[[], None] = lambda: None) -> None:
+        """Start, then serve until SIGTERM/SIGINT (`serve_forever`). The signal handlers are
+        installed before the start, so a signal while the node starts (opening its store,
+        registering, waiting for the group partitions to settle) abandons the start and stops as
+        cleanly as a signal after it: the store session is closed, so a ZooKeeper registration goes
+        at once. A start that fails closes the node and raises."""
         loop = asyncio.get_running_loop()
         stop_requested = asyncio.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop_requested.set)
+        _handle_stop_signals(loop, stop_requested.set)
+        starting = loop.create_task(self.start())
+        waiting = loop.create_task(stop_requested.wait())
+        try:
+            await asyncio.wait((starting, waiting), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+        if not starting.done():
+            log.info("node %d: stop requested while starting", self.config.node_id)
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            _restore_stop_signals(loop)
+            await self.stop()
+            return
+        if starting.exception() is not None:
+            _restore_stop_signals(loop)
+            await self.node.close()
+            raise starting.exception()
+        await self.serve_forever(on_ready, stop_requested)
+
+    async def serve_forever(self, on_ready: Callable[[], None] = lambda: None,
+                            stop_requested: Optional[asyncio.Event] = None) -> None:
+        """Run until SIGTERM/SIGINT, then stop cleanly. `on_ready` runs once the signal handlers
+        are installed, so a signal sent as soon as the node says it is ready is handled.
+        `stop_requested`: the event `run` already set the handlers to (a signal during the start
+        is not lost)."""
+        loop = asyncio.get_running_loop()
+        if stop_requested is None:
+            stop_requested = asyncio.Event()
+            _handle_stop_signals(loop, stop_requested.set)
         try:
             on_ready()
             await stop_requested.wait()
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
+            _restore_stop_signals(loop)  # a second signal while stopping ends the process at once
             await self.stop()
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _handle_stop_signals(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> None:
+    for sig in _STOP_SIGNALS:
+        loop.add_signal_handler(sig, handler)
+
+
+def _restore_stop_signals(loop: asyncio.AbstractEventLoop) -> None:
+    for sig in _STOP_SIGNALS:
+        loop.remove_signal_handler(sig)

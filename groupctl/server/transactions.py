@@ -53,7 +53,8 @@ class Transactions:
     def __init__(self, node: Any) -> None:
         self._node = node
         self.core = TransactionCoordinator(allocate_producer_id=self._allocate,
-                                           offsets_partition_for=self._offsets_partition)
+                                           offsets_partition_for=self._offsets_partition,
+                                           node_id=node.config.node_id)
         self._groups: dict[str, set[str]] = {}  # transactional id -> groups of its AddOffsetsToTxn
         self._timer: Optional[asyncio.TimerHandle] = None
         self._tasks: set[asyncio.Task] = set()
@@ -126,6 +127,7 @@ class Transactions:
                 return  # moved: the new coordinator completes it from the store
             outcome = self.core.markers_written(marker.transactional_id, self._node.now_ms())
             if await self._persist(outcome.record) is ErrorCode.NONE:
+                self._node.journal_events(outcome.events)
                 self._arm_timer()
                 return
             await asyncio.sleep(RETRY_PAUSE_S)

@@ -45,6 +45,7 @@ def test_clean_journal_with_resets_deletion_and_takeover_has_no_violations(spark
         ("single_owner", 12, 0, 0),  # 3 partitions in generations 1, 2, 4 and the new generation 1
         ("owner_commits", 10, 0, 0),  # every member commit; the admin reset belongs to no generation
         ("monotonic_offsets", 5, 0, 0),  # commits after an earlier one, less the two resets
+        ("txn_offsets", 0, 0, 0),  # no transactions
     ]
 
 
@@ -166,6 +167,7 @@ def test_summary_counts_checks_and_violations_per_invariant(planted):
         ("single_owner", 7, 2, 0),  # t/0, t/1 of double, split, stray generation 1; t/0 of rewind
         ("owner_commits", 5, 2, 2),
         ("monotonic_offsets", 5, 2, 0),  # 3 rising commits in stray, 2 in rewind (the admin reset is exempt)
+        ("txn_offsets", 0, 0, 0),
     ]
 
 

@@ -413,8 +413,8 @@ def test_audit_of_a_clean_journal_exits_0(spark, journal_dir, tmp_path):
     report = run_json(["analyze", "audit", str(journal_dir), "--out", str(tmp_path / "audit")])
     assert report["violations"] == []
     assert {row["invariant"]: row["violations"] for row in report["summary"]} == {
-        "monotonic_offsets": 0, "owner_commits": 0, "single_owner": 0}
-    assert spark.read.parquet(str(tmp_path / "audit" / "summary")).count() == 3
+        "monotonic_offsets": 0, "owner_commits": 0, "single_owner": 0, "txn_offsets": 0}
+    assert spark.read.parquet(str(tmp_path / "audit" / "summary")).count() == 4
     assert spark.read.parquet(str(tmp_path / "audit" / "violations")).count() == 0
 
 

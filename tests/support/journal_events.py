@@ -17,6 +17,8 @@ from groupctl.layout import journal
 FIELDS = tuple(name for name, _ in journal.FIELDS)
 ASSIGNMENT_FIELDS = tuple(name for name, _ in journal.ASSIGNMENT_ROW)
 ASSIGNMENT_LISTS = {name for name, kind in journal.FIELDS if kind == "assignment[]"}
+PARTITION_FIELDS = tuple(name for name, _ in journal.PARTITION_ROW)
+PARTITION_LISTS = {name for name, kind in journal.FIELDS if kind == "partition[]"}
 
 
 class Journal:
@@ -108,6 +110,26 @@ class Journal:
         return self.event("group_migrated", ts, group_type=group_type, generation=generation, members=members,
                           **fields)
 
+    # -- transactions ------------------------------------------------------------------------------
+
+    def txn_commit(self, ts: int, producer: tuple[int, int], partition: str, offset: int, **fields) -> dict:
+        """A TxnOffsetCommit's offset held for `producer` (producer id, epoch), naming no member."""
+        topic, number = partition.rsplit("/", 1)
+        return self.event("txn_offset_commit", ts, member_id="", generation=-1, topic=topic, partition=int(number),
+                          offset=offset, producer_id=producer[0], producer_epoch=producer[1], **fields)
+
+    def txn_completed(self, ts: int, producer: tuple[int, int], outcome: str, held: dict, **fields) -> dict:
+        """held: {"topic/partition": offset} the completion lists."""
+        rows = [dict(topic=name.rsplit("/", 1)[0], partition=int(name.rsplit("/", 1)[1]), offset=offset)
+                for name, offset in held.items()]
+        return self.event("txn_offsets_completed", ts, producer_id=producer[0], producer_epoch=producer[1],
+                          outcome=outcome, partitions=rows, **fields)
+
+    def txn_visible(self, ts: int, producer: tuple[int, int], partition: str, offset: int, **fields) -> dict:
+        """An offset a transaction's commit made visible."""
+        return self.commit(ts, "", -1, partition, offset, producer_id=producer[0], producer_epoch=producer[1],
+                           **fields)
+
     def frame(self, spark):
         """The events as a DataFrame with JOURNAL_SCHEMA, in reverse order (analyses must not rely on input order)."""
         from groupctl.analytics.schemas import JOURNAL_SCHEMA
@@ -126,6 +148,8 @@ def _rows(owners: dict) -> list[dict]:
 def _row_value(name: str, value):
     if name in ASSIGNMENT_LISTS and value is not None:
         return [tuple(entry[field] for field in ASSIGNMENT_FIELDS) for entry in value]
+    if name in PARTITION_LISTS and value is not None:
+        return [tuple(entry[field] for field in PARTITION_FIELDS) for entry in value]
     return value
 
 

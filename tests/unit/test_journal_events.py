@@ -6,7 +6,7 @@ persisted); replaying stored records emits none.
 
 from groupctl.coordinator.classic.coordinator import GroupConfig
 from groupctl.coordinator.classic.messages import LeavingMember, TriggerRebalance
-from groupctl.coordinator.offsets.messages import DeleteOffsets, PartitionOffset
+from groupctl.coordinator.offsets.messages import CompleteTxn, DeleteOffsets, PartitionOffset, TxnCommitOffsets
 from groupctl.coordinator.errors import ErrorCode
 from tests.unit.classic_harness import START_MS, Harness, assignment
 
@@ -197,7 +197,8 @@ def test_each_accepted_commit_partition_is_an_offset_commit_with_the_requests_me
     assert errors == [ErrorCode.NONE, ErrorCode.OFFSET_METADATA_TOO_LARGE, ErrorCode.NONE]
     assert events(h)[before:] == [
         {"v": 1, "ts": START_MS, "node": 0, "event": "offset_commit", "group": "g", "member_id": a.member_id,
-         "generation": 1, "topic": topic, "partition": partition, "offset": offset}
+         "generation": 1, "topic": topic, "partition": partition, "offset": offset, "producer_id": None,
+         "producer_epoch": None}
         for topic, partition, offset in (("t", 0, 10), ("u", 2, 12))]
 
 
@@ -206,6 +207,51 @@ def test_a_simple_commit_is_an_offset_commit_with_generation_minus_one_and_no_me
     assert simple_commit(h, "admin", PartitionOffset("t", 0, 5)) == [ErrorCode.NONE]
     (commit,) = events(h)
     assert (commit["group"], commit["member_id"], commit["generation"], commit["offset"]) == ("admin", "", -1, 5)
+
+
+def test_a_txn_offset_commit_is_one_event_per_partition_it_holds_naming_the_producer_and_the_member():
+    h = Harness()
+    (a,) = h.stable_group(count=1)
+    before = len(events(h))
+    request = TxnCommitOffsets("g", 7, 2, 1, a.member_id, None, (
+        PartitionOffset("t", 0, 10), PartitionOffset("t", 1, 11, metadata="x" * 5000)))
+    assert [p.error for p in h.ask("txn_commit_offsets", request).partitions] == [
+        ErrorCode.NONE, ErrorCode.OFFSET_METADATA_TOO_LARGE]
+    assert events(h)[before:] == [
+        {"v": 1, "ts": START_MS, "node": 0, "event": "txn_offset_commit", "group": "g", "member_id": a.member_id,
+         "generation": 1, "topic": "t", "partition": 0, "offset": 10, "producer_id": 7, "producer_epoch": 2}]
+
+
+def test_a_commit_marker_is_txn_offsets_completed_then_an_offset_commit_per_offset_made_visible_naming_the_producer():
+    h = Harness()
+    h.ask("txn_commit_offsets", TxnCommitOffsets("g", 7, 0, -1, "", None, (
+        PartitionOffset("t", 0, 10), PartitionOffset("t", 1, 20))))
+    h.timer.advance(5)
+    h.commit("g", -1, "", PartitionOffset("t", 1, 25))  # later than the held offset: it stays
+    h.timer.advance(5)
+    before = len(events(h))
+    assert h.ask("complete_txn", CompleteTxn("g", 7, 0, True)) is ErrorCode.NONE
+    completed, visible = events(h)[before:]
+    assert completed == {
+        "v": 1, "ts": START_MS + 10, "node": 0, "event": "txn_offsets_completed", "group": "g", "producer_id": 7,
+        "producer_epoch": 0, "outcome": "commit",
+        "partitions": [{"topic": "t", "partition": 0, "offset": 10}, {"topic": "t", "partition": 1, "offset": 20}]}
+    assert visible == {
+        "v": 1, "ts": START_MS + 10, "node": 0, "event": "offset_commit", "group": "g", "member_id": "",
+        "generation": -1, "topic": "t", "partition": 0, "offset": 10, "producer_id": 7, "producer_epoch": 0}
+
+
+def test_an_abort_marker_is_txn_offsets_completed_alone_and_a_retried_or_stale_marker_is_no_event():
+    h = Harness()
+    h.ask("txn_commit_offsets", TxnCommitOffsets("g", 7, 1, -1, "", None, (PartitionOffset("t", 0, 10),)))
+    assert h.ask("complete_txn", CompleteTxn("g", 7, 0, False)) is ErrorCode.INVALID_PRODUCER_EPOCH
+    before = len(events(h))
+    assert h.ask("complete_txn", CompleteTxn("g", 7, 2, False)) is ErrorCode.NONE  # a fenced producer's abort
+    (aborted,) = events(h)[before:]
+    assert (aborted["event"], aborted["outcome"], aborted["producer_epoch"], aborted["partitions"]) == (
+        "txn_offsets_completed", "abort", 2, [{"topic": "t", "partition": 0, "offset": 10}])
+    assert h.ask("complete_txn", CompleteTxn("g", 7, 2, True)) is ErrorCode.NONE
+    assert len(events(h)) == before + 1
 
 
 def test_a_refused_commit_is_no_event():
@@ -260,7 +306,7 @@ def test_loading_stored_records_journals_only_the_takeover_rebalance():
 
 def test_every_builder_writes_exactly_the_fields_the_layout_declares_for_its_event():
     from groupctl.coordinator import journal
-    from groupctl.layout.journal import ASSIGNMENT_ROW, COMMON, EVENTS, FIELDS
+    from groupctl.layout.journal import ASSIGNMENT_ROW, COMMON, EVENTS, FIELDS, PARTITION_ROW
 
     row = dict.fromkeys(name for name, _ in ASSIGNMENT_ROW)
     built = [
@@ -283,6 +329,13 @@ def test_every_builder_writes_exactly_the_fields_the_layout_declares_for_its_eve
         journal.group_stable(0, 1, "g", generation=2, members=1),
         journal.group_migrated(0, 1, "g", group_type=journal.CONSUMER, generation=3, member_id="m", client_id="c",
                                members=2),
+        journal.txn_offset_commit(0, 1, "g", member_id="m", generation=2, producer_id=7, producer_epoch=0, topic="t",
+                                  partition=0, offset=5),
+        journal.txn_offsets_completed(0, 1, "g", producer_id=7, producer_epoch=0, outcome=journal.COMMIT,
+                                      partitions=journal.partition_rows([("t", 0, 5)])),
+        journal.transaction_completed(0, 3, transactional_id="tx", producer_id=7, producer_epoch=0,
+                                      outcome=journal.ABORT, reason=journal.TIMEOUT,
+                                      partitions=journal.partition_rows([("t", 0, None)]), started_ts=1),
     ]
     assert sorted(event["event"] for event in built) == sorted(EVENTS)
     declared = {name for name, _ in FIELDS}
@@ -290,7 +343,9 @@ def test_every_builder_writes_exactly_the_fields_the_layout_declares_for_its_eve
     for event in built:
         assert set(event) == (set(COMMON) - {"seq"}) | set(EVENTS[event["event"]]), event["event"]
         assert set(event) <= declared
-        for name, value in event.items():  # every assignment[] field holds ASSIGNMENT_ROW objects
+        for name, value in event.items():  # every list of rows holds the rows its kind declares
             if kinds[name] == "assignment[]":
                 assert all(set(entry) == set(row) for entry in value), (event["event"], name)
+            if kinds[name] == "partition[]":
+                assert all(set(entry) == {n for n, _ in PARTITION_ROW} for entry in value), (event["event"], name)
     assert set(built[1]["assignment"][0]) == set(row)

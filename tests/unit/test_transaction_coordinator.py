@@ -611,3 +611,60 @@ def test_a_transactional_batch_is_verified_only_for_a_partition_of_the_producers
     h.end(producer, True)
     h.write_markers()
     assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.INVALID_TXN_STATE
+
+
+# -- Journal ----------------------------------------------------------------------------------------
+
+def test_a_committed_transaction_is_one_transaction_completed_once_its_completion_is_persisted():
+    h = TxnHarness(node_id=4)
+    producer = h.init()
+    h.advance(100)
+    h.add(producer, OUT1, OUT0)
+    h.add_offsets(producer, "g")
+    h.advance(250)
+    h.end(producer, True)
+    assert h.journal == []
+    h.write_markers()
+    assert h.journal == [{
+        "v": 1, "ts": 350, "node": 4, "event": "transaction_completed", "group": "", "transactional_id": "tx",
+        "producer_id": producer.producer_id, "producer_epoch": 0, "outcome": "commit", "reason": "end txn",
+        "partitions": [{"topic": OFFSETS_TOPIC, "partition": offsets_partition_for("g")[1], "offset": None},
+                       {"topic": "out", "partition": 0, "offset": None},
+                       {"topic": "out", "partition": 1, "offset": None}],
+        "started_ts": 100, "duration_ms": 250}]
+
+
+def test_a_failed_completion_write_is_not_journaled_and_its_retry_is_journaled_once(h):
+    producer = open_transaction(h)
+    h.end(producer, False)
+    h.apply(h.core.markers_written("tx", h.now), write_fails=True)
+    assert h.journal == []
+    h.apply(h.core.markers_written("tx", h.now))
+    assert [(e["outcome"], e["reason"]) for e in h.journal] == [("abort", "end txn")]
+
+
+def test_a_timed_out_transaction_completes_as_an_abort_by_timeout_under_the_fencing_epoch(h):
+    producer = h.init(timeout_ms=1_000)
+    h.add(producer)
+    h.now = 1_001
+    h.expire()
+    h.write_markers()
+    (event,) = h.journal
+    assert (event["outcome"], event["reason"], event["producer_epoch"], event["duration_ms"]) == (
+        "abort", "timeout", 1, 1_001)
+
+
+def test_a_transaction_fenced_by_a_new_producer_completes_as_an_abort_by_new_producer(h):
+    open_transaction(h)
+    assert h.init().error == ErrorCode.CONCURRENT_TRANSACTIONS
+    h.write_markers()
+    assert [(e["outcome"], e["reason"], e["producer_epoch"]) for e in h.journal] == [("abort", "new producer", 1)]
+
+
+def test_a_transaction_loaded_preparing_completes_with_no_reason(h):
+    producer = open_transaction(h)
+    h.end(producer, True)
+    restarted = TxnHarness()
+    restarted.core.load(h.persisted)
+    restarted.apply(restarted.core.markers_written("tx", restarted.now))
+    assert [(e["outcome"], e["reason"]) for e in restarted.journal] == [("commit", None)]

@@ -17,15 +17,16 @@ def offsets_partition_for(group_id: str) -> tuple[str, int]:
 
 
 class TxnHarness:
-    def __init__(self, max_timeout_ms: int = 900_000) -> None:
+    def __init__(self, max_timeout_ms: int = 900_000, node_id: int = 0) -> None:
         self.now = 0
         self.ids_available = True
         self._ids = itertools.count(FIRST_PRODUCER_ID)
         self.persisted: list[TransactionRecord] = []
         self.markers: list[MarkerWrite] = []
+        self.journal: list[dict] = []  # the events of the outcomes whose records were persisted
         self.core = TransactionCoordinator(allocate_producer_id=self._allocate,
                                            offsets_partition_for=offsets_partition_for,
-                                           max_timeout_ms=max_timeout_ms)
+                                           max_timeout_ms=max_timeout_ms, node_id=node_id)
 
     def _allocate(self) -> Optional[int]:
         return next(self._ids) if self.ids_available else None
@@ -40,6 +41,7 @@ class TxnHarness:
                 self.core.write_failed(outcome.record)
                 return None
             self.persisted.append(outcome.record)
+            self.journal.extend(outcome.events)
             marker = self.core.written(outcome.record, self.now)
             if marker is not None:
                 self.markers.append(marker)

@@ -46,6 +46,9 @@ Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending of
   (Kafka keeps the later of the two in log order), and deletes the pending record in the same
   records; abort deletes it. A producer with nothing pending: nothing to do (a retried marker).
   A marker older than the pending epoch: INVALID_PRODUCER_EPOCH, nothing changes.
+- Journal: a `txn_offset_commit` per accepted partition of a TxnOffsetCommit; a `txn_offsets_completed`
+  per marker that finds offsets held (not a retried one, nor one with an older epoch), then on
+  commit an `offset_commit` naming the producer per offset made visible.
 - OffsetFetch with `require_stable`: a partition some producer holds pending offsets for answers
   UNSTABLE_OFFSET_COMMIT (offset -1); without it the committed offset, as ever.
 - Deleting a partition's offsets (OffsetDelete, its topic deleted) deletes its pending offsets
@@ -59,7 +62,15 @@ from types import MappingProxyType
 from typing import Callable, Hashable, Iterable, Mapping, Optional, Protocol, Union
 
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.journal import offset_commit, offset_delete
+from groupctl.coordinator.journal import (
+    ABORT,
+    COMMIT,
+    offset_commit,
+    offset_delete,
+    partition_rows,
+    txn_offset_commit,
+    txn_offsets_completed,
+)
 from groupctl.coordinator.offsets.messages import (
     MEMBER_EPOCH_COMMIT_VERSION,
     CommitOffsets,
@@ -216,6 +227,10 @@ class OffsetStore:
                 pending[(p.topic, p.partition)] = OffsetCommitRecord(
                     group=req.group_id, topic=p.topic, partition=p.partition, offset=p.offset,
                     leader_epoch=p.leader_epoch, metadata=p.metadata or "", commit_timestamp_ms=now_ms)
+                out.events.append(txn_offset_commit(
+                    self.node_id, now_ms, req.group_id, member_id=req.member_id, generation=req.generation_id,
+                    producer_id=req.producer_id, producer_epoch=req.producer_epoch, topic=p.topic,
+                    partition=p.partition, offset=p.offset))
             answers.append(PartitionError(p.topic, p.partition, partition_error))
         if accepted:
             out.records.append(PendingOffsetsRecord(req.group_id, req.producer_id, req.producer_epoch,
@@ -232,6 +247,10 @@ class OffsetStore:
             return out.reply(token, ErrorCode.NONE)
         if req.producer_epoch < held.producer_epoch:
             return out.reply(token, ErrorCode.INVALID_PRODUCER_EPOCH)
+        out.events.append(txn_offsets_completed(
+            self.node_id, now_ms, req.group_id, producer_id=req.producer_id, producer_epoch=req.producer_epoch,
+            outcome=COMMIT if req.commit else ABORT,
+            partitions=partition_rows((o.topic, o.partition, o.offset) for o in held.offsets)))
         if req.commit:
             committed = self._offsets.get(req.group_id, {})
             for record in held.offsets:
@@ -240,7 +259,8 @@ class OffsetStore:
                     out.records.append(record)
                     out.events.append(offset_commit(
                         self.node_id, now_ms, req.group_id, member_id="", generation=-1,
-                        topic=record.topic, partition=record.partition, offset=record.offset))
+                        topic=record.topic, partition=record.partition, offset=record.offset,
+                        producer_id=req.producer_id, producer_epoch=req.producer_epoch))
         out.records.append(PendingOffsetsTombstone(req.group_id, req.producer_id))
         self._replay_all(out.records)
         return out.reply(token, ErrorCode.NONE)

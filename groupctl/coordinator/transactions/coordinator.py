@@ -25,6 +25,8 @@ Invariants:
   as in Kafka, which bumps the epoch in memory first); the new producer gets
   CONCURRENT_TRANSACTIONS until the abort completes, and its retry bumps the epoch again.
 - An id is visible (DescribeTransactions, ListTransactions) once its first record is persisted.
+- A transaction's end is journaled once (`transaction_completed`, on the Outcome whose record
+  is its CompleteCommit/CompleteAbort), with why it ended when this coordinator prepared it.
 - `load` takes the ids of the partitions a node starts coordinating (the last record of each id),
   leaving the others as they are; their transactions found preparing are completed again
   (`resume`), open ones time out as before. `unload` drops the ids of partitions it lost.
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Tuple
 
+from groupctl.coordinator import journal
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions.metadata import TransactionMetadata, TransitionError
 from groupctl.coordinator.transactions.outcomes import (
@@ -86,12 +89,13 @@ class TransactionCoordinator:
     `allocate_producer_id()` returns a producer id never handed out before, or None while none is
     available (answered COORDINATOR_LOAD_IN_PROGRESS, retriable, as Kafka's id manager does).
     `offsets_partition_for(group_id)` names the partition holding the group's offsets, which
-    AddOffsetsToTxn adds to the transaction.
+    AddOffsetsToTxn adds to the transaction. `node_id` is the node its journal events name.
     """
 
     def __init__(self, *, allocate_producer_id: Callable[[], Optional[int]],
                  offsets_partition_for: Callable[[str], Partition],
-                 max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS) -> None:
+                 max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS, node_id: int = 0) -> None:
+        self.node_id = node_id
         self._allocate = allocate_producer_id
         self._offsets_partition_for = offsets_partition_for
         self.max_timeout_ms = max_timeout_ms
@@ -129,7 +133,8 @@ class TransactionCoordinator:
         if current.state in _PREPARING:
             return _error(ErrorCode.CONCURRENT_TRANSACTIONS)
         if current.state is TxnState.ONGOING:
-            return Outcome(TxnReply(ErrorCode.CONCURRENT_TRANSACTIONS), self._fence_and_abort(txn, now_ms))
+            return Outcome(TxnReply(ErrorCode.CONCURRENT_TRANSACTIONS),
+                           self._fence_and_abort(txn, now_ms, journal.NEW_PRODUCER))
         if epoch_exhausted(current.producer_epoch) and (expected is None or expected[1] == current.producer_epoch):
             producer_id = self._allocate()
             if producer_id is None:
@@ -243,6 +248,7 @@ class TransactionCoordinator:
         if state is TxnState.ONGOING:
             record = txn.prepare(txn.transit(
                 state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, last_update_ms=now_ms))
+            txn.ending = journal.END_TXN
             return Outcome(TxnReply(ErrorCode.NONE, current.producer_id, current.producer_epoch), record)
         finished = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
         preparing = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
@@ -252,15 +258,17 @@ class TransactionCoordinator:
             return _error(ErrorCode.CONCURRENT_TRANSACTIONS)
         return _error(ErrorCode.INVALID_TXN_STATE)
 
-    def _fence_and_abort(self, txn: TransactionMetadata, now_ms: int) -> TransactionRecord:
+    def _fence_and_abort(self, txn: TransactionMetadata, now_ms: int, why: str) -> TransactionRecord:
         """Kafka's prepareFenceProducerEpoch then endTransaction(ABORT): abort the open
         transaction under the next epoch, which no producer has been given."""
         current = txn.record
         if current.producer_epoch >= MAX_PRODUCER_EPOCH:
             raise TransitionError(f"{current.transactional_id}: cannot fence epoch {current.producer_epoch}")
-        return txn.prepare(txn.transit(
+        record = txn.prepare(txn.transit(
             state=TxnState.PREPARE_ABORT, producer_epoch=current.producer_epoch + 1,
             last_producer_epoch=NO_PRODUCER_EPOCH, last_update_ms=now_ms), fence=True)
+        txn.ending = why
+        return record
 
     # -- Persistence and markers ----------------------------------------------------------------
 
@@ -281,14 +289,23 @@ class TransactionCoordinator:
 
     def markers_written(self, transactional_id: str, now_ms: int) -> Outcome:
         """Every marker of the completing transaction is written: CompleteCommit/CompleteAbort,
-        with the partitions cleared, to persist and hand back to `written`."""
+        with the partitions cleared, to persist and hand back to `written`; its
+        `transaction_completed` event to journal once it is persisted."""
         txn = self._txns[transactional_id]
         if txn.pending not in _COMPLETED:
             raise TransitionError(f"{transactional_id}: markers written while {txn.pending} is pending")
         txn.pending = None
+        prepared = txn.record
+        commit = prepared.state is TxnState.PREPARE_COMMIT
+        event = journal.transaction_completed(
+            self.node_id, now_ms, transactional_id=transactional_id, producer_id=prepared.producer_id,
+            producer_epoch=prepared.producer_epoch, outcome=journal.COMMIT if commit else journal.ABORT,
+            reason=txn.ending,
+            partitions=journal.partition_rows((topic, p, None) for topic, p in sorted(prepared.partitions)),
+            started_ts=prepared.start_ms)
         return Outcome(None, txn.prepare(txn.transit(
-            state=TxnState.COMPLETE_COMMIT if txn.state is TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT,
-            partitions=frozenset(), last_update_ms=now_ms)))
+            state=TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
+            partitions=frozenset(), last_update_ms=now_ms)), (event,))
 
     def _begin_completion(self, txn: TransactionMetadata) -> MarkerWrite:
         current = txn.record
@@ -323,7 +340,7 @@ class TransactionCoordinator:
     def expire(self, now_ms: int) -> list[Outcome]:
         """Kafka's abortTimedOutTransactions: every open transaction older than its timeout is
         aborted under a bumped epoch, fencing its producer. Ids with a pending transition wait."""
-        return [Outcome(None, self._fence_and_abort(txn, now_ms)) for txn in self._txns.values()
+        return [Outcome(None, self._fence_and_abort(txn, now_ms, journal.TIMEOUT)) for txn in self._txns.values()
                 if txn.state is TxnState.ONGOING and txn.pending is None
                 and txn.record.start_ms + txn.record.timeout_ms < now_ms]
 

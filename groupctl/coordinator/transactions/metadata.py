@@ -38,6 +38,9 @@ class TransactionMetadata:
     record: TransactionRecord
     pending: Optional[TxnState] = None
     pending_fence: bool = False
+    ending: Optional[str] = None
+    """Why the transaction last prepared to commit or abort did (a `transaction_completed`
+    reason), set with its PrepareCommit/PrepareAbort; None when it was loaded preparing."""
 
     @classmethod
     def new(cls, transactional_id: str, producer_id: int, timeout_ms: int, now_ms: int) -> "TransactionMetadata":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, Optional
+from typing import Any, FrozenSet, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions.records import (
@@ -29,10 +29,12 @@ class Outcome:
     """`reply` is sent once `record` (when there is one) is persisted and handed back through
     `TransactionCoordinator.written`; when the write fails the shell calls `write_failed` and
     answers with the store's error instead. Work the coordinator starts itself (a timed-out
-    transaction's abort, a completion) has no reply."""
+    transaction's abort, a completion) has no reply. `events` are journal events
+    (`groupctl.coordinator.journal`) to write once `record` is persisted, never when its write fails."""
 
     reply: Optional[TxnReply]
     record: Optional[TransactionRecord] = None
+    events: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
