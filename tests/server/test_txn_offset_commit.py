@@ -1,6 +1,6 @@
 """TxnOffsetCommit and OffsetFetch require_stable through a real node, with raw requests on the
 wire (kafka-python's classes), in both stores: an acknowledged TxnOffsetCommit is pending,
-durably (it survives a restart and kill -9), invisible to OffsetFetch until `Node.complete_txn_offsets`
+durably (it survives a restart and kill -9), invisible to OffsetFetch until `Node.complete_txn_partition`
 commits it (the transaction coordinator calls it at marker time; here the test does), and
 dropped by an abort."""
 
@@ -11,6 +11,7 @@ from kafka.protocol.consumer.group import OffsetFetchRequest
 from kafka.protocol.producer.transaction import TxnOffsetCommitRequest
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.placement import group_partition
 from groupctl.security.acls import (
     AccessControlEntry,
     AclBinding,
@@ -75,7 +76,7 @@ def fetch(node, require_stable: bool, group: str = "etl") -> dict[int, tuple[int
 
 
 def complete(node, commit: bool, epoch: int = 0) -> ErrorCode:
-    return node.call(node.node.complete_txn_offsets("etl", PID, epoch, commit))
+    return node.call(node.node.complete_txn_partition(group_partition("etl"), PID, epoch, commit))
 
 
 @pytest.mark.parametrize("version", [3, 4, 5])

@@ -68,6 +68,18 @@ class CompleteTxn:
 
 
 @dataclass(frozen=True)
+class CompleteTxnPartition:
+    """A transaction's marker for offsets partition `partition` (Kafka's WriteTxnMarkers to a
+    `__consumer_offsets` partition): every group placed on it that holds pending offsets of the
+    producer is completed as `CompleteTxn` completes one."""
+
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+
+
+@dataclass(frozen=True)
 class PartitionError:
     topic: str
     partition: int

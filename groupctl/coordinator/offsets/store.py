@@ -46,6 +46,10 @@ Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending of
   (Kafka keeps the later of the two in log order), and deletes the pending record in the same
   records; abort deletes it. A producer with nothing pending: nothing to do (a retried marker).
   A marker older than the pending epoch: INVALID_PRODUCER_EPOCH, nothing changes.
+  `complete_txn_partition` is the marker of one offsets partition (Kafka replays a marker on a
+  `__consumer_offsets` partition for every group there): the groups to complete are the ones
+  holding the producer's pending offsets, so nothing has to remember which groups a transaction
+  touched.
 - OffsetFetch with `require_stable`: a partition some producer holds pending offsets for answers
   UNSTABLE_OFFSET_COMMIT (offset -1); without it the committed offset, as ever.
 - Deleting a partition's offsets (OffsetDelete, its topic deleted) deletes its pending offsets
@@ -66,6 +70,7 @@ from groupctl.coordinator.offsets.messages import (
     CommitOffsetsResult,
     CommittedOffset,
     CompleteTxn,
+    CompleteTxnPartition,
     DeleteOffsets,
     DeleteOffsetsResult,
     FetchOffsets,
@@ -227,23 +232,44 @@ class OffsetStore:
         """Reply: ErrorCode; records: on commit the OffsetCommitRecords made visible, then the
         PendingOffsetsTombstone (one store transaction); on abort the tombstone alone."""
         out = Result()
-        held = self._pending.get(req.group_id, {}).get(req.producer_id)
+        error = self._complete(out, req.group_id, req.producer_id, req.producer_epoch, req.commit, now_ms)
+        self._replay_all(out.records)
+        return out.reply(token, error)
+
+    def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, placed: Callable[[str], bool],
+                               now_ms: int) -> Result:
+        """The marker of an offsets partition: `complete_txn` for every group `placed` on it that
+        holds pending offsets of the producer, in one result. Reply: NONE, or
+        INVALID_PRODUCER_EPOCH when some group holds them under a newer epoch (that group is left
+        as it is, the others are completed)."""
+        out = Result()
+        error = ErrorCode.NONE
+        for group_id in sorted(g for g, held in self._pending.items() if req.producer_id in held and placed(g)):
+            refused = self._complete(out, group_id, req.producer_id, req.producer_epoch, req.commit, now_ms)
+            error = refused if refused is not ErrorCode.NONE else error
+        self._replay_all(out.records)
+        return out.reply(token, error)
+
+    def _complete(self, out: Result, group_id: str, producer_id: int, producer_epoch: int, commit: bool,
+                  now_ms: int) -> ErrorCode:
+        """Add to `out` the records (and events) completing the group's pending offsets of the
+        producer; not replayed yet."""
+        held = self._pending.get(group_id, {}).get(producer_id)
         if held is None:
-            return out.reply(token, ErrorCode.NONE)
-        if req.producer_epoch < held.producer_epoch:
-            return out.reply(token, ErrorCode.INVALID_PRODUCER_EPOCH)
-        if req.commit:
-            committed = self._offsets.get(req.group_id, {})
+            return ErrorCode.NONE
+        if producer_epoch < held.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if commit:
+            committed = self._offsets.get(group_id, {})
             for record in held.offsets:
                 current = committed.get((record.topic, record.partition))
                 if current is None or current.commit_timestamp_ms <= record.commit_timestamp_ms:
                     out.records.append(record)
                     out.events.append(offset_commit(
-                        self.node_id, now_ms, req.group_id, member_id="", generation=-1,
+                        self.node_id, now_ms, group_id, member_id="", generation=-1,
                         topic=record.topic, partition=record.partition, offset=record.offset))
-        out.records.append(PendingOffsetsTombstone(req.group_id, req.producer_id))
-        self._replay_all(out.records)
-        return out.reply(token, ErrorCode.NONE)
+        out.records.append(PendingOffsetsTombstone(group_id, producer_id))
+        return ErrorCode.NONE
 
     def _without_pending(self, group_ids: Iterable[str], doomed: Callable[[str, int], bool]) -> list[OffsetRecord]:
         """The records that remove the partitions `doomed(topic, partition)` from every pending
