@@ -123,6 +123,30 @@ class Peers:
         return {(topic.name, p.partition_index): ErrorCode(p.error_code)
                 for result in response.markers for topic in result.topics for p in topic.partitions}
 
+    async def verify_partitions(self, node_id: int, transactional_id: str, producer_id: int, producer_epoch: int,
+                                partitions: Iterable[Partition]) -> dict[Partition, ErrorCode]:
+        """AddPartitionsToTxn v4+ with VerifyOnly at node `node_id` (KIP-890 part 1): whether each
+        partition is in the producer's transaction there; a request-level error (CLUSTER_AUTHORIZATION_FAILED)
+        is every partition's."""
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in sorted(partitions):
+            by_topic.setdefault(topic, []).append(index)
+
+        def build(request_class: Any, version: int) -> Any:
+            entry = request_class.AddPartitionsToTxnTransaction
+            return request_class(transactions=[entry(
+                transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
+                verify_only=True, topics=[entry.AddPartitionsToTxnTopic(name=name, partitions=indexes)
+                                          for name, indexes in by_topic.items()])])
+
+        response = await self.call(node_id, ADD_PARTITIONS_TO_TXN, (4, 5), build)
+        if response.error_code:
+            return {(topic, index): ErrorCode(response.error_code) for topic, indexes in by_topic.items()
+                    for index in indexes}
+        return {(topic.name, p.partition_index): ErrorCode(p.partition_error_code)
+                for result in response.results_by_transaction for topic in result.topic_results
+                for p in topic.results_by_partition}
+
     def close(self) -> None:
         for task in list(self._opening.values()):
             task.cancel()

@@ -26,8 +26,9 @@ Invariants:
 - The timer is armed for the core's `next_timeout_ms` after every change, so a transaction open
   longer than its timeout is aborted (its producer fenced) within a timer tick of the deadline.
 
-Deliberate differences from Apache Kafka (the slice this module is):
-- AddPartitionsToTxn refuses partitions led by another node (NOT_LEADER_OR_FOLLOWER).
+Deliberate differences from Apache Kafka: a completion that cannot write a marker gives up after
+COMPLETION_ATTEMPTS rounds (Kafka's marker channel retries for as long as the node coordinates
+the id); the node that next loads the id's partition completes it.
 """
 
 from __future__ import annotations
