@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from kafka.protocol.consumer.group import OffsetFetchRequest
-from kafka.protocol.producer.transaction import TxnOffsetCommitRequest, WriteTxnMarkersRequest
+from kafka.protocol.producer.transaction import AddOffsetsToTxnRequest, TxnOffsetCommitRequest, WriteTxnMarkersRequest
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import group_partition
@@ -74,15 +74,22 @@ def test_each_partition_answers_kafkas_error(node):
     assert partition_log(node, 1).last_stable_offset == 0  # nothing written
 
 
-def txn_commit(node, group: str, offset: int) -> None:
+def txn_commit(node, producer, group: str, offset: int) -> None:
     Topic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
     request = TxnOffsetCommitRequest(
-        transactional_id="tx", group_id=group, producer_id=PID, producer_epoch=0, generation_id=-1,
-        member_id="", group_instance_id=None,
+        transactional_id="offsets-tx", group_id=group, producer_id=producer.producer_id,
+        producer_epoch=producer.producer_epoch, generation_id=-1, member_id="", group_instance_id=None,
         topics=[Topic(name="jobs", partitions=[Topic.TxnOffsetCommitRequestPartition(
             partition_index=0, committed_offset=offset, committed_leader_epoch=-1, committed_metadata="")])])
     (topic,) = exchange(node, request, 3).topics
     assert topic.partitions[0].error_code == ErrorCode.NONE
+
+
+def add_offsets(node, producer, group: str) -> None:
+    answer = exchange(node, AddOffsetsToTxnRequest(
+        version=3, transactional_id="offsets-tx", producer_id=producer.producer_id,
+        producer_epoch=producer.producer_epoch, group_id=group), 3)
+    assert answer.error_code == ErrorCode.NONE
 
 
 def committed(node, group: str) -> int:
@@ -97,17 +104,19 @@ def test_a_marker_on_an_offsets_partition_completes_every_group_placed_there(nod
     partition = group_partition("etl")
     neighbour = next(g for g in (f"etl-{i}" for i in range(2000)) if group_partition(g) == partition)
     elsewhere = next(g for g in (f"other-{i}" for i in range(100)) if group_partition(g) != partition)
+    producer = init(node, "offsets-tx")
     for group, offset in (("etl", 10), (neighbour, 20), (elsewhere, 30)):
-        txn_commit(node, group, offset)
-    assert write_markers(node, PID, 0, True, [(OFFSETS, partition)]) == {(OFFSETS, partition): ErrorCode.NONE}
+        add_offsets(node, producer, group)
+        txn_commit(node, producer, group, offset)
+    pid, epoch = producer.producer_id, producer.producer_epoch
+    assert write_markers(node, pid, epoch, True, [(OFFSETS, partition)]) == {(OFFSETS, partition): ErrorCode.NONE}
     assert (committed(node, "etl"), committed(node, neighbour), committed(node, elsewhere)) == (10, 20, -1)
-    assert write_markers(node, PID, 0, False, [(OFFSETS, group_partition(elsewhere))]) == {
+    assert write_markers(node, pid, epoch, False, [(OFFSETS, group_partition(elsewhere))]) == {
         (OFFSETS, group_partition(elsewhere)): ErrorCode.NONE}
     assert committed(node, elsewhere) == -1  # aborted: dropped
-    txn_commit(node, elsewhere, 31)  # nothing of the aborted transaction is left pending under it
-    assert write_markers(node, PID, 0, True, [(OFFSETS, group_partition(elsewhere))]) == {
+    assert write_markers(node, pid, epoch, True, [(OFFSETS, group_partition(elsewhere))]) == {
         (OFFSETS, group_partition(elsewhere)): ErrorCode.NONE}
-    assert committed(node, elsewhere) == 31
+    assert committed(node, elsewhere) == -1  # nothing of the aborted offsets was left to commit
 
 
 @pytest.mark.parametrize("super_user, expected", [
