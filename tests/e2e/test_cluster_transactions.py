@@ -95,20 +95,21 @@ def transform(producer: Producer, consumer: Consumer, messages: list, partitions
 
 
 def committed_values(bootstrap: str, partition: int, timeout_s: float = 60) -> list[bytes]:
-    """What a read_committed consumer reads of OUT's `partition` once it reaches the log end
-    (which it does only when no transaction is open there: every marker is written)."""
+    """What a read_committed consumer reads of OUT's `partition` once its position is the log end
+    (the high watermark, asked again each round): it gets there only when no transaction is open
+    in the partition, every marker written."""
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{partition}-{time.monotonic_ns()}",
                        "enable.auto.commit": False, "isolation.level": "read_committed"})
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "probe", "isolation.level": "read_uncommitted"})
     got: list[bytes] = []
     try:
-        _, end = probe.get_watermark_offsets(TopicPartition(OUT, partition), timeout=CLIENT_TIMEOUT_S)
         reader.assign([TopicPartition(OUT, partition, 0)])
-        position = -1
+        position, end = -1, 0
         deadline = time.monotonic() + timeout_s
-        while position < end and time.monotonic() < deadline:
+        while position != end and time.monotonic() < deadline:
             got += [m.value() for m in reader.consume(num_messages=500, timeout=0.5) if m.error() is None]
             position = reader.position([TopicPartition(OUT, partition)])[0].offset
+            _, end = probe.get_watermark_offsets(TopicPartition(OUT, partition), timeout=CLIENT_TIMEOUT_S)
     finally:
         reader.close()
         probe.close()

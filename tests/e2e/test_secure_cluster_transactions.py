@@ -93,13 +93,13 @@ def read_committed(bootstrap: str, pki, partition: int, timeout_s: float = 30) -
                                        "isolation.level": "read_committed"})
     got: list[bytes] = []
     try:
-        _, end = probe.get_watermark_offsets(confluent_kafka.TopicPartition(TOPIC, partition), timeout=30)
         reader.assign([confluent_kafka.TopicPartition(TOPIC, partition, 0)])
-        position = -1
+        position, end = -1, 0
         deadline = time.monotonic() + timeout_s
-        while position < end and time.monotonic() < deadline:
+        while position != end and time.monotonic() < deadline:
             got += [m.value() for m in reader.consume(num_messages=100, timeout=0.5) if m.error() is None]
             position = reader.position([confluent_kafka.TopicPartition(TOPIC, partition)])[0].offset
+            _, end = probe.get_watermark_offsets(confluent_kafka.TopicPartition(TOPIC, partition), timeout=30)
     finally:
         reader.close()
         probe.close()
