@@ -6,8 +6,10 @@ coordinator (AddPartitionsToTxn VerifyOnly between nodes), and the group's node 
 the transaction's offsets. A commit makes the output visible to read_committed consumers and the
 group's committed offset move; an abort shows neither. When the coordinator is killed (kill -9)
 after the commit was requested and before its markers could all be written, the node that takes
-the transactional id's partition over completes the commit; nothing committed is lost and
-nothing aborted becomes visible."""
+the transactional id's partition over completes the commit (the producer's next transaction,
+aborted, proves it wrote CompleteCommit); killed while the transaction is open, the next
+coordinator takes the producer's commit. Nothing committed is lost and nothing aborted becomes
+visible."""
 
 from __future__ import annotations
 
@@ -170,3 +172,23 @@ def test_a_commit_whose_coordinator_is_killed_before_its_markers_are_written_com
     assert committed_input_offset(survivors) == 2
     for partition in (1, 2):
         assert committed_values(survivors, partition) == [b"A", b"B"]
+
+
+def test_a_transaction_open_when_its_coordinator_is_killed_commits_through_the_next_coordinator(cluster):
+    bootstrap = cluster.bootstrap()
+    fill_input(bootstrap, [b"a", b"b"])
+    producer = transactional_producer(bootstrap)
+    consumer = input_consumer(bootstrap)
+    try:
+        transform(producer, consumer, consume(consumer, 2), partitions=(1, 2))
+        assert producer.flush(CLIENT_TIMEOUT_S) == 0
+        cluster.kill(TXN_NODE)  # the transaction is open: its partitions and the group's are stored
+        survivors = cluster.bootstrap(1, 2)
+        wait_until(lambda: cluster.leader_of(TXN_ID) in (1, 2), timeout=30,
+                   message="a surviving node takes the transactional id over")
+        producer.commit_transaction(CLIENT_TIMEOUT_S)
+    finally:
+        consumer.close()
+    for partition in (1, 2):
+        assert committed_values(survivors, partition) == [b"A", b"B"]
+    assert committed_input_offset(survivors) == 2
