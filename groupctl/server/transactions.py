@@ -164,7 +164,12 @@ class Transactions:
                 if error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED):
                     log.warning("marker of transactional id %r on %s not needed: %s", marker.transactional_id,
                                 describe([partition]), error.name)
-            remaining |= still_to_write(answer)
+            again = still_to_write(answer)
+            if again:
+                log.warning("node %d did not write the markers of transactional id %r on %s: %s", node_id,
+                            marker.transactional_id, describe(again),
+                            ", ".join(sorted({answer[p].name for p in again})))
+            remaining |= again
         return remaining
 
     # -- timeouts -----------------------------------------------------------------------------------
