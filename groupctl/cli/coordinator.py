@@ -3,6 +3,7 @@ show the coordinator cluster."""
 
 from __future__ import annotations
 
+import os
 import re
 from enum import Enum
 from pathlib import Path
@@ -205,6 +206,14 @@ def run(
     allow_everyone_if_no_acl_found: bool = typer.Option(
         False, "--allow-everyone-if-no-acl-found", rich_help_panel=SECURITY_PANEL,
         help="With --authorizer, allow access to resources no ACL names (Kafka's allow.everyone.if.no.acl.found)."),
+    inter_node_listener: Optional[str] = typer.Option(
+        None, metavar="NAME", rich_help_panel=SECURITY_PANEL,
+        help="The listener this node reaches the other nodes on, for transaction markers (Kafka's "
+        "inter.broker.listener.name; default: the first listener)."),
+    inter_node_config: Optional[Path] = typer.Option(
+        None, metavar="FILE", rich_help_panel=SECURITY_PANEL,
+        help="Kafka client properties of the connections to the other nodes (as --command-config: TLS trust, "
+        "SASL credentials of a principal with ClusterAction)."),
     zk_auth: Optional[str] = typer.Option(
         None, envvar="GROUPCTL_ZK_AUTH", show_envvar=False, rich_help_panel=SECURITY_PANEL,
         metavar="digest:USER:PASSWORD|@FILE",
@@ -257,6 +266,16 @@ def run(
         raise BadInput("an SSL or SASL_SSL listener needs --ssl-certfile")
     if ssl_client_auth is not ClientAuth.none and ssl_cafile is None:
         raise BadInput(f"--ssl-client-auth {ssl_client_auth.value} needs --ssl-cafile")
+    names = [item.name for item in listeners] or ["PLAINTEXT"]
+    if inter_node_listener is not None and inter_node_listener.upper() not in names:
+        raise BadInput(f"--inter-node-listener {inter_node_listener!r}: expected one of the node's listeners "
+                       f"({', '.join(names)})")
+    if inter_node_config is not None:
+        from groupctl.client.security import load_security
+
+        if not inter_node_config.is_file():
+            raise BadInput(f"--inter-node-config {inter_node_config}: no such file")
+        load_security(inter_node_config, os.environ)  # a bad property is one error line now, not a failed start
     for principal in super_user:
         if not PRINCIPAL.match(principal):
             raise BadInput(f"--super-user {principal!r}: expected a principal such as User:admin")
@@ -272,6 +291,8 @@ def run(
         ssl_client_auth=ssl_client_auth.value, sasl_enabled_mechanisms=mechanisms, authorizer=authorizer,
         super_users=tuple(super_user), allow_everyone_if_no_acl_found=allow_everyone_if_no_acl_found,
         zk_auth=zk_auth, zk_world_readable=zk_world_readable,
+        inter_node_listener=inter_node_listener.upper() if inter_node_listener else None,
+        inter_node_config=inter_node_config,
         groups=GroupConfig(
             min_session_timeout_ms=min_session_timeout_ms,
             max_session_timeout_ms=max_session_timeout_ms,

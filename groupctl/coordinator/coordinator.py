@@ -68,7 +68,7 @@ from groupctl.coordinator.consumer.topics import TopicImage
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
-    CompleteTxn,
+    CompleteTxnPartition,
     DeleteOffsets,
     FetchOffsets,
     TxnCommitOffsets,
@@ -218,12 +218,13 @@ class Coordinator:
         return self.classic.commit_offsets(token, req, now_ms)
 
     def txn_commit_offsets(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
-        """TxnOffsetCommit: the offsets wait for the transaction's marker (`complete_txn`)."""
+        """TxnOffsetCommit: the offsets wait for the transaction's marker (`complete_txn_partition`)."""
         return self.classic.txn_commit_offsets(token, req, now_ms)
 
-    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
-        """A transaction's marker for this group: commit or drop the producer's pending offsets."""
-        return self.classic.complete_txn(token, req, now_ms)
+    def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, now_ms: int) -> Result:
+        """A transaction's marker for an offsets partition: commit or drop the producer's pending
+        offsets in every group placed on it."""
+        return self.classic.complete_txn_partition(token, req, now_ms)
 
     def fetch_offsets(self, token: Hashable, req: FetchOffsets, now_ms: int) -> Result:
         return self.classic.fetch_offsets(token, req, now_ms)

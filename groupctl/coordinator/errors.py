@@ -65,6 +65,9 @@ class ErrorCode(IntEnum):
     PRODUCER_FENCED = 90
     TRANSACTIONAL_ID_NOT_FOUND = 105
     TRANSACTION_ABORTABLE = 120
+    # A transaction's verification between nodes (Kafka's AddPartitionsToTxnManager answers).
+    NETWORK_EXCEPTION = 13
+    NOT_ENOUGH_REPLICAS = 19
     # Security (authentication, authorization, credentials).
     TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30

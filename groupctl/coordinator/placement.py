@@ -85,7 +85,10 @@ class Placement:
 
     def error(self, group_id: str) -> ErrorCode:
         """NONE when this node serves `group_id` now, else the error to answer for it."""
-        partition = group_partition(group_id, self.partitions)
+        return self.partition_error(group_partition(group_id, self.partitions))
+
+    def partition_error(self, partition: int) -> ErrorCode:
+        """NONE when this node serves group partition `partition` now, else the error to answer."""
         if partition in self.serving:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE if self.suspended else ErrorCode.NONE
         if partition in self.loading:

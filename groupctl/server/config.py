@@ -67,6 +67,10 @@ class NodeConfig:
     ssl_cafile: Optional[Path] = None  # CAs that client certificates must chain to
     ssl_client_auth: str = "none"  # required | requested | none
     sasl_enabled_mechanisms: tuple[str, ...] = defaults.SASL_ENABLED_MECHANISMS
+    # Between nodes (transaction markers, their verification): the listener peers are reached on
+    # (None: the first) and the Kafka client properties of the connection (None: none).
+    inter_node_listener: Optional[str] = None
+    inter_node_config: Optional[Path] = None
     # Authorization: Kafka's ACLs, off unless asked (then the ACL APIs answer SECURITY_DISABLED).
     authorizer: bool = False
     super_users: tuple[str, ...] = ()  # principals such as "User:admin", allowed everything

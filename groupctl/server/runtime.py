@@ -39,7 +39,7 @@ from groupctl.coordinator.consumer.topics import TopicImage, TopicInfo
 from groupctl.coordinator.coordinator import EMPTY_GROUP_CLEANUP_INTERVAL_MS, Coordinator
 from groupctl.coordinator.classic.messages import TriggerRebalance, TriggerRebalanceResult
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.offsets.messages import CompleteTxn
+from groupctl.coordinator.offsets.messages import CompleteTxnPartition
 from groupctl.coordinator.leadership import CLAIM_GRACE_MS
 from groupctl.coordinator.loading import LoadQueue
 from groupctl.coordinator.placement import Placement, partition_ranges
@@ -63,6 +63,7 @@ from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
 from groupctl.server.topics import TopicRegistry
+from groupctl.server.peers import Peers
 from groupctl.server.transactions import Transactions
 from groupctl.store.base import MetadataStore, NodeExists, Op, StoreError, StoreUnavailable
 from groupctl.store.connect import open_store
@@ -134,6 +135,7 @@ class Node:
         self.core = Coordinator(timer=self.timer, config=config.groups, consumer_config=config.consumer_groups,
                                 node_id=config.node_id, placement=self.placement)
         self.transactions = Transactions(self)
+        self.peers = Peers(self)
         self.bound_ports: dict[str, int] = {}  # listener name -> the port it is bound to, once listening
         self._unreadable_users: set[str] = set()  # users whose credential document did not decode (logged)
         self._waiting: dict[Hashable, asyncio.Future] = {}
@@ -323,6 +325,7 @@ class Node:
             await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
         self.transactions.close()
+        self.peers.close()
         self.logs.close()
         self._close_journal()
         await self.store.close()
@@ -541,17 +544,18 @@ class Node:
         request = TriggerRebalance(group, reason, client_id)
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
 
-    async def complete_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
-                                   commit: bool) -> ErrorCode:
-        """The marker of a transaction that added `group_id`'s offsets (AddOffsetsToTxn /
-        TxnOffsetCommit): on commit the producer's pending offsets become the group's committed
-        offsets, on abort they are dropped; durable (one store write) before this returns NONE.
-        Idempotent: a retried marker finds nothing pending and answers NONE. Else NOT_COORDINATOR
-        / COORDINATOR_LOAD_IN_PROGRESS (this node does not serve the group now: retry where
-        FindCoordinator points) or INVALID_PRODUCER_EPOCH (a marker older than the pending
-        offsets' epoch; nothing changes)."""
-        request = CompleteTxn(group_id, producer_id, producer_epoch, commit)
-        return await self.call_groups(lambda core, token, now: core.complete_txn(token, request, now))
+    async def complete_txn_partition(self, partition: int, producer_id: int, producer_epoch: int,
+                                     commit: bool) -> ErrorCode:
+        """A transaction's marker for group partition `partition` (Kafka's `__consumer_offsets`
+        partition; WriteTxnMarkers): in every group placed on it, the producer's pending offsets
+        (TxnOffsetCommit) become committed offsets on commit, or are dropped on abort; durable
+        (one store write) before this returns NONE. Idempotent: a retried marker finds nothing
+        pending and answers NONE. Else NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS /
+        COORDINATOR_NOT_AVAILABLE (this node does not serve the partition now) or
+        INVALID_PRODUCER_EPOCH (a group holds pending offsets under a newer epoch; it is left as it
+        is). Raises CoordinatorUnavailable when the store write fails."""
+        request = CompleteTxnPartition(partition, producer_id, producer_epoch, commit)
+        return await self.call_groups(lambda core, token, now: core.complete_txn_partition(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:
         """Delete a topic, its partition logs, its configs and every group's committed offsets for

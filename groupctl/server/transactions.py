@@ -11,20 +11,24 @@ Invariants:
   node that lost the partition cannot write it) before the core is told `written` and before the
   request is answered; a write that fails is `write_failed` and the request answers
   COORDINATOR_NOT_AVAILABLE (NOT_COORDINATOR once the partition is lost), which clients retry.
-- Completing a transaction: every marker is in its partition log, the group offsets it commits
-  are completed (`Node.complete_txn_offsets`), then CompleteCommit/CompleteAbort is written. A
-  step that fails is retried after a pause, at most COMPLETION_ATTEMPTS times; after that the
-  transaction stays preparing and is completed again when its partition is next loaded.
+- Completing a transaction (Kafka's TransactionMarkerChannelManager): its partitions are
+  grouped by the node leading each now (`groupctl.server.markers.route`): this node's are
+  written directly (`markers.write`, the WriteTxnMarkers handler's code), every other node's
+  with one WriteTxnMarkers request to it (`Node.peers`). The partition holding a group's offsets
+  (`__consumer_offsets` p, which AddOffsetsToTxn adds to the transaction's stored record) is
+  one of them: its leader completes the pending offsets of every group placed on p, so a
+  completion resumed after a restart or a failover completes the groups too. A partition that
+  is not written (no live leader, its leader moved, a node that cannot be reached) is tried
+  again after a pause, at its leader then; a topic deleted meanwhile is dropped. Only when
+  every marker is written is CompleteCommit/CompleteAbort written; a completion that has
+  tried COMPLETION_ATTEMPTS times gives up, and the transaction stays preparing until its
+  partition is next loaded.
 - The timer is armed for the core's `next_timeout_ms` after every change, so a transaction open
   longer than its timeout is aborted (its producer fenced) within a timer tick of the deadline.
 
-Deliberate differences from Apache Kafka (the slice this module is):
-- Markers are written to partitions this node leads (`PartitionLog.append_marker`, the job of
-  Kafka's WriteTxnMarkers); AddPartitionsToTxn refuses partitions led by another node
-  (NOT_LEADER_OR_FOLLOWER) until markers travel between nodes.
-- The groups a transaction commits offsets for (AddOffsetsToTxn) are remembered in memory: a
-  transaction completed after a restart completes the partitions' markers, not the groups'
-  pending offsets (Kafka finds them by reading its __consumer_offsets partitions).
+Deliberate differences from Apache Kafka: a completion that cannot write a marker gives up after
+COMPLETION_ATTEMPTS rounds (Kafka's marker channel retries for as long as the node coordinates
+the id); the node that next loads the id's partition completes it.
 """
 
 from __future__ import annotations
@@ -35,16 +39,17 @@ from typing import Any, Callable, Optional
 
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions import MarkerWrite, Outcome, TransactionCoordinator, TransactionRecord, TxnReply
-from groupctl.log import InvalidProducerEpochError, PartitionDeletedError, TransactionCoordinatorFencedError
+from groupctl.coordinator.transactions.records import Partition
 from groupctl.server.election import NotLeader
+from groupctl.server.markers import OFFSETS_TOPIC, Marker, describe, leader_in, route, still_to_write, write
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
-"""The name the partition holding a group's offsets has in a transaction (Kafka's topic; this
-node keeps offsets in the metadata store, so no marker is written to it)."""
-COMPLETION_ATTEMPTS = 20
+COMPLETION_ATTEMPTS = 100
+"""Rounds of marker writes before a completion gives up (about 8 minutes at the longest pause;
+it is resumed when the id's partition is next loaded)."""
 RETRY_PAUSE_S = 0.5
+MAX_RETRY_PAUSE_S = 5.0
 
 
 class Transactions:
@@ -55,7 +60,6 @@ class Transactions:
         self.core = TransactionCoordinator(allocate_producer_id=self._allocate,
                                            offsets_partition_for=self._offsets_partition,
                                            node_id=node.config.node_id)
-        self._groups: dict[str, set[str]] = {}  # transactional id -> groups of its AddOffsetsToTxn
         self._timer: Optional[asyncio.TimerHandle] = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -81,10 +85,6 @@ class Transactions:
         self._arm_timer()
         return outcome.reply
 
-    def offsets_added(self, transactional_id: str, group_id: str) -> None:
-        """AddOffsetsToTxn succeeded: complete the group's pending offsets with the transaction."""
-        self._groups.setdefault(transactional_id, set()).add(group_id)
-
     async def _persist(self, record: TransactionRecord) -> ErrorCode:
         try:
             checks = self._node.election.fence(record.transactional_id)
@@ -109,19 +109,23 @@ class Transactions:
         task.add_done_callback(self._tasks.discard)
 
     async def _complete(self, marker: MarkerWrite) -> None:
-        for _ in range(COMPLETION_ATTEMPTS):
-            try:
-                await self._write_markers(marker)
+        """Write the transaction's markers at the partitions' leaders, then CompleteCommit/
+        CompleteAbort; retried while this node coordinates the id."""
+        remaining = set(marker.partitions)
+        for attempt in range(COMPLETION_ATTEMPTS):
+            coordinator_epoch = self._node.election.epoch_of(marker.transactional_id)
+            if coordinator_epoch is None:
+                return  # moved: the new coordinator completes it from the store
+            remaining = await self._write_markers(marker, coordinator_epoch, remaining)
+            if not remaining:
                 break
-            except Exception as exc:  # noqa: BLE001 - a log that cannot be opened or written
-                log.warning("markers of transactional id %r not written yet: %s", marker.transactional_id, exc)
-                await asyncio.sleep(RETRY_PAUSE_S)
+            log.warning("markers of transactional id %r not written yet to %s", marker.transactional_id,
+                        describe(remaining))
+            await asyncio.sleep(min(RETRY_PAUSE_S * 2 ** attempt, MAX_RETRY_PAUSE_S))
         else:
             log.error("gave up writing the markers of transactional id %r; they are written again when its "
                       "partition is next loaded", marker.transactional_id)
             return
-        for group_id in sorted(self._groups.pop(marker.transactional_id, ())):
-            await self._complete_group(group_id, marker)
         for _ in range(COMPLETION_ATTEMPTS):
             if self.error(marker.transactional_id) is ErrorCode.NOT_COORDINATOR:
                 return  # moved: the new coordinator completes it from the store
@@ -132,49 +136,43 @@ class Transactions:
                 return
             await asyncio.sleep(RETRY_PAUSE_S)
 
-    async def _complete_group(self, group_id: str, marker: MarkerWrite) -> None:
-        """The marker of a group the transaction added (AddOffsetsToTxn): its pending offsets
-        applied or dropped, retried while the group's coordinator is loading or its store write
-        fails. A group served by another node is left pending and logged (markers between nodes
-        are the next slice)."""
-        for _ in range(COMPLETION_ATTEMPTS):
-            try:
-                code = await self._node.complete_txn_offsets(group_id, marker.producer_id, marker.producer_epoch,
-                                                             marker.commit)
-            except Exception as exc:  # noqa: BLE001 - the node's CoordinatorUnavailable: a store write failed
-                log.warning("offsets of group %r for transactional id %r not completed yet: %s", group_id,
-                            marker.transactional_id, exc)
-                await asyncio.sleep(RETRY_PAUSE_S)
+    async def _write_markers(self, marker: MarkerWrite, coordinator_epoch: int,
+                             partitions: set[Partition]) -> set[Partition]:
+        """One round (Kafka's marker channel): `partitions` grouped by the node leading each now,
+        this node's written directly, every other node's with one WriteTxnMarkers request, all at
+        once; a partition that no longer exists is dropped. Returns the partitions to try again
+        (no live leader, an error the leader answered, a node that could not be reached)."""
+        routes = route(partitions, leader_in(self._node))
+        if routes.dropped:
+            log.info("markers of transactional id %r dropped for %s: no longer exists", marker.transactional_id,
+                     describe(routes.dropped))
+        request = Marker(marker.producer_id, marker.producer_epoch, marker.commit, coordinator_epoch)
+        own = self._node.config.node_id
+        nodes = list(routes.by_node)
+        answers = await asyncio.gather(*(
+            write(self._node, request, routes.by_node[node_id]) if node_id == own
+            else self._node.peers.write_txn_markers(node_id, request, routes.by_node[node_id])
+            for node_id in nodes), return_exceptions=True)
+        remaining = set(routes.waiting)
+        for node_id, answer in zip(nodes, answers):
+            if isinstance(answer, BaseException):
+                if isinstance(answer, asyncio.CancelledError):
+                    raise answer
+                log.warning("node %d did not take the markers of transactional id %r: %s", node_id,
+                            marker.transactional_id, answer)
+                remaining |= routes.by_node[node_id]
                 continue
-            if code is not ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                break
-            await asyncio.sleep(RETRY_PAUSE_S)
-        else:
-            code = ErrorCode.REQUEST_TIMED_OUT
-        if code is not ErrorCode.NONE:
-            log.error("the %s marker of transactional id %r did not complete group %r's offsets: %s",
-                      "commit" if marker.commit else "abort", marker.transactional_id, group_id, code.name)
-
-    async def _write_markers(self, marker: MarkerWrite) -> None:
-        """The marker in the log of every data partition of the transaction (an epoch or a
-        coordinator epoch the log has seen newer of means a later transaction's marker is
-        there already: that partition is done)."""
-        coordinator_epoch = self._node.election.epoch_of(marker.transactional_id)
-        if coordinator_epoch is None:
-            raise NotLeader(f"transactional id {marker.transactional_id!r} moved to another node")
-        for topic, partition in sorted(marker.partitions):
-            if topic == OFFSETS_TOPIC:
-                continue
-            try:
-                partition_log = await self._node.logs.open(topic, partition)
-            except PartitionDeletedError:
-                continue  # Kafka drops the markers of deleted partitions
-            try:
-                partition_log.append_marker(marker.producer_id, marker.producer_epoch, marker.commit,
-                                            coordinator_epoch)
-            except (InvalidProducerEpochError, TransactionCoordinatorFencedError) as exc:
-                log.warning("marker of transactional id %r on %s-%d not needed: %s",
-                            marker.transactional_id, topic, partition, exc)
+            for partition, error in answer.items():
+                if error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED):
+                    log.warning("marker of transactional id %r on %s not needed: %s", marker.transactional_id,
+                                describe([partition]), error.name)
+            again = still_to_write(answer)
+            if again:
+                log.warning("node %d did not write the markers of transactional id %r on %s: %s", node_id,
+                            marker.transactional_id, describe(again),
+                            ", ".join(sorted({answer[p].name for p in again})))
+            remaining |= again
+        return remaining
 
     # -- timeouts -----------------------------------------------------------------------------------
 
@@ -204,8 +202,6 @@ class Transactions:
 
     def unload(self, belongs: Callable[[str], bool]) -> None:
         self.core.unload(belongs)
-        for transactional_id in [i for i in self._groups if belongs(i)]:
-            del self._groups[transactional_id]
         self._arm_timer()
 
     def close(self) -> None:

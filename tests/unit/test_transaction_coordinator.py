@@ -602,15 +602,19 @@ def test_a_record_in_any_state_is_stored_as_a_document_that_reads_back_the_same_
 
 def test_a_transactional_batch_is_verified_only_for_a_partition_of_the_producers_open_transaction(h):
     producer = open_transaction(h, OUT0)
-    core = h.core
-    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.NONE
-    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT1) == ErrorCode.INVALID_TXN_STATE
-    assert core.verify("tx", producer.producer_id, producer.producer_epoch + 1, OUT0) == ErrorCode.PRODUCER_FENCED
-    assert core.verify("tx", producer.producer_id + 1, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
-    assert core.verify("other", producer.producer_id, 0, OUT0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+
+    def verdict(partition, producer_id=producer.producer_id, epoch=producer.producer_epoch, transactional_id="tx"):
+        return h.core.verify_partitions(transactional_id, producer_id, epoch, [partition])[partition]
+
+    assert verdict(OUT0) == ErrorCode.NONE
+    assert verdict(OUT1) == ErrorCode.TRANSACTION_ABORTABLE
+    assert verdict(OUT0, epoch=producer.producer_epoch + 1) == ErrorCode.PRODUCER_FENCED
+    assert verdict(OUT0, producer_id=producer.producer_id + 1, epoch=0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    assert verdict(OUT0, transactional_id="other", epoch=0) == ErrorCode.INVALID_PRODUCER_ID_MAPPING
     h.end(producer, True)
+    assert verdict(OUT0) == ErrorCode.CONCURRENT_TRANSACTIONS  # its markers are being written
     h.write_markers()
-    assert core.verify("tx", producer.producer_id, producer.producer_epoch, OUT0) == ErrorCode.INVALID_TXN_STATE
+    assert verdict(OUT0) == ErrorCode.TRANSACTION_ABORTABLE
 
 
 # -- Journal ----------------------------------------------------------------------------------------

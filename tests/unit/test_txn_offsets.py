@@ -7,9 +7,10 @@ member as Kafka does."""
 from __future__ import annotations
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.offsets.messages import (
     CommittedOffset,
-    CompleteTxn,
+    CompleteTxnPartition,
     DeleteOffsets,
     FetchOffsets,
     PartitionOffset,
@@ -35,7 +36,8 @@ def txn_commit(h: Harness, *offsets: PartitionOffset, group: str = "g", generati
 
 
 def complete(h: Harness, commit: bool, group: str = "g", producer_id: int = PID, epoch: int = 0) -> ErrorCode:
-    return h.ask("complete_txn", CompleteTxn(group, producer_id, epoch, commit))
+    """The transaction's marker on the offsets partition the group is placed on."""
+    return h.ask("complete_txn_partition", CompleteTxnPartition(group_partition(group), producer_id, epoch, commit))
 
 
 def fetch(h: Harness, require_stable: bool, partitions=(("t", 0), ("t", 1)), group: str = "g"):
@@ -188,6 +190,25 @@ def test_a_consumer_member_commits_transactionally_at_its_member_epoch_and_a_sta
     assert consumer_txn_commit(node, "ghost", epoch) == [ErrorCode.UNKNOWN_MEMBER_ID]
     assert consumer_txn_commit(node, "", -1) == [ErrorCode.UNKNOWN_MEMBER_ID]
     assert node.fetch().offsets == (CommittedOffset("orders", 0, -1),)
-    (reply,) = node.store.complete_txn("token", CompleteTxn("g", PID, 0, True), node.harness.now).replies
+    marker = CompleteTxnPartition(group_partition("g"), PID, 0, True)
+    (reply,) = node.store.complete_txn_partition("token", marker, lambda group: True, node.harness.now).replies
     assert reply.response is ErrorCode.NONE
     assert node.fetch().offsets == (CommittedOffset("orders", 0, 42),)
+
+
+def groups_on_partition(partition: int, count: int) -> list[str]:
+    return [g for g in (f"g{i}" for i in range(2000)) if group_partition(g) == partition][:count]
+
+
+def test_an_offsets_partition_marker_completes_every_group_there_holding_the_producers_offsets_and_no_other():
+    h = Harness()
+    first, second = groups_on_partition(group_partition("g"), 2)
+    elsewhere = next(g for g in (f"x{i}" for i in range(100)) if group_partition(g) != group_partition("g"))
+    for group in (first, second, elsewhere):
+        assert txn_commit(h, P0, group=group) == [ErrorCode.NONE]
+    assert txn_commit(h, P1, group=first, producer_id=PID + 1) == [ErrorCode.NONE]
+    assert complete(h, commit=True, group=first) is ErrorCode.NONE
+    assert fetch(h, False, group=first).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+    assert fetch(h, False, group=second).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+    assert fetch(h, False, group=elsewhere).offsets[0].offset == -1  # another partition's marker
+    assert fetch(h, True, group=first).offsets[1].error is ErrorCode.UNSTABLE_OFFSET_COMMIT  # another producer

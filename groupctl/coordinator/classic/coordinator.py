@@ -60,7 +60,7 @@ from groupctl.coordinator.offsets import OffsetGroup
 from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
     CommitOffsetsResult,
-    CompleteTxn,
+    CompleteTxnPartition,
     DeleteOffsets,
     DeleteOffsetsResult,
     FetchOffsets,
@@ -142,12 +142,13 @@ class GroupCoordinator:
                 tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
         return self._core.offsets.txn_commit(token, req, now_ms)
 
-    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
-        """Reply: ErrorCode (the placement's when this node does not serve the group)."""
-        error = self.placement.error(req.group_id)
+    def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, now_ms: int) -> Result:
+        """Reply: ErrorCode (the placement's when this node does not serve the partition)."""
+        error = self.placement.partition_error(req.partition)
         if error:
             return Result().reply(token, error)
-        return self._core.offsets.complete_txn(token, req, now_ms)
+        return self._core.offsets.complete_txn_partition(
+            token, req, lambda group_id: self.placement.partition_of(group_id) == req.partition, now_ms)
 
     def pending_offsets(self, group_id: str) -> Mapping[int, PendingOffsetsRecord]:
         """The group's pending transactional offsets by producer id (read-only)."""

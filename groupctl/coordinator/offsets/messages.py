@@ -57,11 +57,13 @@ class TxnCommitOffsets:
 
 
 @dataclass(frozen=True)
-class CompleteTxn:
-    """The marker of a transaction that added the group's offsets: commit makes the producer's
-    pending offsets the group's committed offsets, abort drops them."""
+class CompleteTxnPartition:
+    """A transaction's marker for offsets partition `partition` (Kafka's WriteTxnMarkers to a
+    `__consumer_offsets` partition): every group placed on it that holds pending offsets of the
+    producer is completed: a commit makes its pending offsets the group's committed offsets, an
+    abort drops them."""
 
-    group_id: str
+    partition: int
     producer_id: int
     producer_epoch: int
     commit: bool

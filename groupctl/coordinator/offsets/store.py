@@ -35,17 +35,21 @@ deleted or unloaded group's offsets go without one.
 Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending offsets):
 - TxnOffsetCommit holds offsets per (group, producer id) in a `PendingOffsetsRecord` (the whole
   set, merged with what the producer's transaction already holds), invisible to OffsetFetch until
-  `complete_txn` commits them. Checks as Kafka's validateTransactionalOffsetCommit: an unknown
+  its transaction's marker commits them (`complete_txn_partition`). Checks as Kafka's validateTransactionalOffsetCommit: an unknown
   group accepts a commit with generation < 0 (creating the group) and answers ILLEGAL_GENERATION
   otherwise; a group judges with `validate_commit(..., transactional=True)` (a classic group
   accepts no generation and no member in any state and does not refuse a rebalancing group; a
   consumer group's STALE_MEMBER_EPOCH becomes ILLEGAL_GENERATION). A producer epoch older than
   the one holding the pending offsets is INVALID_PRODUCER_EPOCH.
-- `complete_txn` (the transaction's marker): commit turns each pending offset into an
+- `complete_txn_partition` (the transaction's marker): commit turns each pending offset into an
   OffsetCommitRecord unless a newer committed offset (a later commit timestamp) is already there
   (Kafka keeps the later of the two in log order), and deletes the pending record in the same
   records; abort deletes it. A producer with nothing pending: nothing to do (a retried marker).
   A marker older than the pending epoch: INVALID_PRODUCER_EPOCH, nothing changes.
+  The marker is that of one offsets partition (Kafka replays a marker on a
+  `__consumer_offsets` partition for every group there): the groups to complete are the ones
+  holding the producer's pending offsets, so nothing has to remember which groups a transaction
+  touched.
 - Journal: a `txn_offset_commit` per accepted partition of a TxnOffsetCommit; a `txn_offsets_completed`
   per marker that finds offsets held (not a retried one, nor one with an older epoch), then on
   commit an `offset_commit` naming the producer per offset made visible.
@@ -76,7 +80,7 @@ from groupctl.coordinator.offsets.messages import (
     CommitOffsets,
     CommitOffsetsResult,
     CommittedOffset,
-    CompleteTxn,
+    CompleteTxnPartition,
     DeleteOffsets,
     DeleteOffsetsResult,
     FetchOffsets,
@@ -238,32 +242,46 @@ class OffsetStore:
         self._replay_all(out.records)
         return out.reply(token, CommitOffsetsResult(tuple(answers)))
 
-    def complete_txn(self, token: Hashable, req: CompleteTxn, now_ms: int) -> Result:
-        """Reply: ErrorCode; records: on commit the OffsetCommitRecords made visible, then the
-        PendingOffsetsTombstone (one store transaction); on abort the tombstone alone."""
+    def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, placed: Callable[[str], bool],
+                               now_ms: int) -> Result:
+        """The marker of an offsets partition: every group `placed` on it that holds pending
+        offsets of the producer is completed, in one result (on commit the OffsetCommitRecords made
+        visible, then the PendingOffsetsTombstone; on abort the tombstone alone). Reply: NONE, or
+        INVALID_PRODUCER_EPOCH when some group holds them under a newer epoch (that group is left
+        as it is, the others are completed)."""
         out = Result()
-        held = self._pending.get(req.group_id, {}).get(req.producer_id)
+        error = ErrorCode.NONE
+        for group_id in sorted(g for g, held in self._pending.items() if req.producer_id in held and placed(g)):
+            refused = self._complete(out, group_id, req.producer_id, req.producer_epoch, req.commit, now_ms)
+            error = refused if refused is not ErrorCode.NONE else error
+        self._replay_all(out.records)
+        return out.reply(token, error)
+
+    def _complete(self, out: Result, group_id: str, producer_id: int, producer_epoch: int, commit: bool,
+                  now_ms: int) -> ErrorCode:
+        """Add to `out` the records (and events) completing the group's pending offsets of the
+        producer; not replayed yet."""
+        held = self._pending.get(group_id, {}).get(producer_id)
         if held is None:
-            return out.reply(token, ErrorCode.NONE)
-        if req.producer_epoch < held.producer_epoch:
-            return out.reply(token, ErrorCode.INVALID_PRODUCER_EPOCH)
+            return ErrorCode.NONE
+        if producer_epoch < held.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
         out.events.append(txn_offsets_completed(
-            self.node_id, now_ms, req.group_id, producer_id=req.producer_id, producer_epoch=req.producer_epoch,
-            outcome=COMMIT if req.commit else ABORT,
+            self.node_id, now_ms, group_id, producer_id=producer_id, producer_epoch=producer_epoch,
+            outcome=COMMIT if commit else ABORT,
             partitions=partition_rows((o.topic, o.partition, o.offset) for o in held.offsets)))
-        if req.commit:
-            committed = self._offsets.get(req.group_id, {})
+        if commit:
+            committed = self._offsets.get(group_id, {})
             for record in held.offsets:
                 current = committed.get((record.topic, record.partition))
                 if current is None or current.commit_timestamp_ms <= record.commit_timestamp_ms:
                     out.records.append(record)
                     out.events.append(offset_commit(
-                        self.node_id, now_ms, req.group_id, member_id="", generation=-1,
+                        self.node_id, now_ms, group_id, member_id="", generation=-1,
                         topic=record.topic, partition=record.partition, offset=record.offset,
-                        producer_id=req.producer_id, producer_epoch=req.producer_epoch))
-        out.records.append(PendingOffsetsTombstone(req.group_id, req.producer_id))
-        self._replay_all(out.records)
-        return out.reply(token, ErrorCode.NONE)
+                        producer_id=producer_id, producer_epoch=producer_epoch))
+        out.records.append(PendingOffsetsTombstone(group_id, producer_id))
+        return ErrorCode.NONE
 
     def _without_pending(self, group_ids: Iterable[str], doomed: Callable[[str, int], bool]) -> list[OffsetRecord]:
         """The records that remove the partitions `doomed(topic, partition)` from every pending

@@ -314,21 +314,6 @@ class TransactionCoordinator:
         return MarkerWrite(current.transactional_id, current.producer_id, current.producer_epoch, commit,
                            current.partitions)
 
-    # -- Produce verification -------------------------------------------------------------------
-
-    def verify(self, transactional_id: str, producer_id: int, producer_epoch: int, partition: Partition) -> ErrorCode:
-        """Whether a transactional batch of the producer may go to `partition` (KIP-890 part 1,
-        Kafka's AddPartitionsToTxn with VerifyOnly): NONE when it is in the producer's open
-        transaction, the producer's error when the id names another producer or epoch, else
-        INVALID_TXN_STATE."""
-        txn = self._txns.get(transactional_id)
-        error = self._producer_error(txn, producer_id, producer_epoch)
-        if error is not None:
-            return error
-        if txn.state is TxnState.ONGOING and partition in txn.record.partitions:
-            return ErrorCode.NONE
-        return ErrorCode.INVALID_TXN_STATE
-
     # -- Timeouts -------------------------------------------------------------------------------
 
     def next_timeout_ms(self) -> Optional[int]:

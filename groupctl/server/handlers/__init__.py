@@ -52,4 +52,5 @@ from groupctl.server.handlers import (  # noqa: F401
     sasl_handshake,
     sync_group,
     txn_offset_commit,
+    write_txn_markers,
 )

@@ -35,7 +35,5 @@ async def handle_add_offsets_to_txn(ctx: Any, request: Any) -> Any:
     if error is ErrorCode.NONE:
         reply = await ctx.node.transactions.run(lambda core, now_ms: core.add_offsets(
             transactional_id, request.producer_id, request.producer_epoch, group_id, now_ms))
-        if reply.error is ErrorCode.NONE:
-            ctx.node.transactions.offsets_added(transactional_id, group_id)
         error = for_version(reply.error, ctx.version, 2)
     return ctx.respond(throttle_time_ms=0, error_code=error)

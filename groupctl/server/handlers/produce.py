@@ -18,10 +18,14 @@ batches is answered NONE with its original offset, a gap or a new epoch not at s
 OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. A transactional batch opens
 the producer's transaction in the partition log (it holds the last stable offset until the
 transaction coordinator's marker ends it); a non-transactional batch from a producer with a
-transaction open there answers INVALID_TXN_STATE. A transactional batch for a partition the
-transaction coordinator has not added to the producer's open transaction answers
-INVALID_TXN_STATE, one from a producer the transactional id no longer names
-INVALID_PRODUCER_EPOCH (Kafka's verification, KIP-890 part 1). The topic's configs apply
+transaction open there answers INVALID_TXN_STATE. A transactional batch is verified with the
+transactional id's coordinator first, on whichever node it is (Kafka's verification, KIP-890
+part 1; `groupctl.server.txn_verification`): a partition not added to the producer's open
+transaction answers INVALID_TXN_STATE, a producer the transactional id no longer names
+INVALID_PRODUCER_EPOCH, and a coordinator that cannot answer now (moving, loading, completing
+the previous transaction, unreachable) NOT_ENOUGH_REPLICAS, which clients retry, as Kafka's
+ReplicaManager answers them. With the coordinator on another node, a producer's transaction
+already open in the partition's log is not verified again, as in Kafka. The topic's configs apply
 as in Kafka (`groupctl.log.config`): a batch larger than max.message.bytes answers
 MESSAGE_TOO_LARGE and a partition's batches larger than segment.bytes RECORD_LIST_TOO_LARGE;
 with message.timestamp.type=LogAppendTime the log stamps the batches and log_append_time_ms
@@ -34,9 +38,10 @@ answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
-partition are accepted (Kafka: exactly one from v3); a transactional batch is verified against
-the transaction only when this node coordinates its transactional id (in a cluster, Kafka asks
-the coordinator on another node); a retried duplicate
+partition are accepted (Kafka: exactly one from v3); a verification's TRANSACTION_ABORTABLE
+answers INVALID_TXN_STATE at every version (Kafka passes it on to v11+, which only
+transaction.version 2 clients expect), and an unknown producer id mapping
+INVALID_PRODUCER_EPOCH; a retried duplicate
 answers log_append_time_ms -1 (Kafka: the original batch's time); with acks=0 an error does not
 close the connection, the request is just dropped.
 """
@@ -61,6 +66,7 @@ from groupctl.security.acls import Operation
 from groupctl.log.batches import HEADER_SIZE, parse_header
 from groupctl.server.handlers.acl_checks import TOPIC, TRANSACTIONAL_ID, allowed
 from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
+from groupctl.server.txn_verification import verify
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +93,7 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
         targets = None
         refusal = ErrorCode.INVALID_REQUIRED_ACKS
     else:
+        verdicts = await _verify(ctx, request, by_id, transactional_id)
         targets, to_open = _targets(ctx, request, by_id, NO_FAILURES)
         failed: Failures = NO_FAILURES
         while to_open:  # no await between the last pass and the appends: the logs stay open
@@ -101,7 +108,7 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                 continue
             error, partition = targets[t][i]
             if partition is not None:
-                error = _unverified(ctx, transactional_id, partition, data.records)
+                error = verdicts.get((partition.topic, partition.partition), ErrorCode.NONE)
             if error is not ErrorCode.NONE:
                 partitions.append(answer(data.index, error))
                 continue
@@ -136,24 +143,62 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
     return ctx.respond(responses=responses, throttle_time_ms=0)
 
 
-def _unverified(ctx: Any, transactional_id: Any, partition: Any, records: Any) -> ErrorCode:
-    """NONE unless the data starts with a transactional batch for a partition its transaction
-    coordinator (this node) has not added to the producer's open transaction: INVALID_TXN_STATE,
-    or INVALID_PRODUCER_EPOCH for a producer that is not the id's (KIP-890 part 1)."""
-    if not records or len(records) < HEADER_SIZE or transactional_id is None:
-        return ErrorCode.NONE
+_PRODUCE_ANSWERS = {
+    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
+    ErrorCode.INVALID_PRODUCER_ID_MAPPING: ErrorCode.INVALID_PRODUCER_EPOCH,
+    **dict.fromkeys((ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                     ErrorCode.NOT_COORDINATOR), ErrorCode.NOT_ENOUGH_REPLICAS),
+}
+"""A verification's answers as a Produce partition carries them (Kafka's ReplicaManager: the
+retriable ones become NOT_ENOUGH_REPLICAS, which every client retries without a metadata refresh)."""
+
+
+async def _verify(ctx: Any, request: Any, by_id: bool, transactional_id: Any) -> dict[tuple[str, int], ErrorCode]:
+    """The partitions this node leads whose data starts with a transactional batch, verified at
+    the transactional id's coordinator (`groupctl.server.txn_verification`), before any log is
+    opened: the error each is to answer (absent: none). With the coordinator on another node, a
+    partition whose log holds the producer's open transaction at that epoch is not asked about
+    again, as Kafka does."""
+    if transactional_id is None:
+        return {}
+    remote = ctx.node.transactions.error(transactional_id) is not ErrorCode.NONE
+    asks: dict[tuple[int, int], list[tuple[str, int]]] = {}
+    for topic in request.topic_data:
+        record, _ = requested_topic(ctx, by_id, topic.name, topic.topic_id)
+        if record is None:
+            continue
+        for data in topic.partition_data:
+            header = _transactional_header(data.records)
+            replicas = record.replicas.get(data.index)
+            if header is None or not replicas or replicas[0] != ctx.node.config.node_id:
+                continue  # nothing to verify, or the partition answers its own error
+            opened = ctx.node.logs.get(record.name, data.index)
+            if remote and opened is not None and _open_in(opened, header):
+                continue
+            asks.setdefault((header.producer_id, header.producer_epoch), []).append((record.name, data.index))
+    verdicts: dict[tuple[str, int], ErrorCode] = {}
+    for (producer_id, producer_epoch), partitions in asks.items():
+        answers = await verify(ctx.node, transactional_id, producer_id, producer_epoch, partitions)
+        verdicts.update({p: _PRODUCE_ANSWERS.get(error, error) for p, error in answers.items()})
+    return verdicts
+
+
+def _transactional_header(records: Any) -> Any:
+    """The header of the data's first batch when it is transactional, else None."""
+    if not records or len(records) < HEADER_SIZE:
+        return None
     try:
         header = parse_header(records, 0, 0)
     except CorruptBatchError:
-        return ErrorCode.NONE  # the append answers it
-    transactions = ctx.node.transactions
-    if not header.is_transactional or transactions.error(transactional_id) is not ErrorCode.NONE:
-        return ErrorCode.NONE
-    error = transactions.core.verify(transactional_id, header.producer_id, header.producer_epoch,
-                                     (partition.topic, partition.partition))
-    if error in (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_ID_MAPPING):
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error
+        return None  # the append answers it
+    return header if header.is_transactional else None
+
+
+def _open_in(partition: Any, header: Any) -> bool:
+    """Whether the producer's transaction is open in `partition`'s log at the batch's epoch."""
+    entry = partition.producers.entry(header.producer_id)
+    return header.producer_id in partition.producers.ongoing and entry is not None and entry.epoch == header.producer_epoch
 
 
 def _targets(ctx: Any, request: Any, by_id: bool, failed: Failures

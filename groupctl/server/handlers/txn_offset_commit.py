@@ -3,13 +3,13 @@ offsets inside its transaction (`send_offsets_to_transaction`, KIP-98 / KIP-447)
 
 Semantics: the offsets are held pending for (group, producer id), durably, before the answer;
 OffsetFetch does not show them (with `require_stable` it answers UNSTABLE_OFFSET_COMMIT for their
-partitions) until the transaction's marker reaches the group (`Node.complete_txn_offsets`): a
+partitions) until the transaction's marker reaches the group (`Node.complete_txn_partition`): a
 commit makes them the group's committed offsets, an abort drops them. The group's checks are the
 core's (`groupctl.coordinator.offsets.store`): the request carries the member's generation (a
 KIP-848 member's epoch), member id and group instance id (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 FENCED_INSTANCE_ID; generation -1 with no member, as a producer without a group's metadata
 sends, is accepted by any group) and each partition's committed leader epoch. v3+ are flexible;
-v4 and v5 (KIP-890) add nothing this node answers differently.
+v4 and v5 (KIP-890) may answer TRANSACTION_ABORTABLE (below).
 
 Checked here first, as Kafka does: an empty group id is INVALID_GROUP_ID for every partition
 (after the authorization of the transactional id and the group); a topic this node does not know, or a partition it does not have, is
@@ -20,9 +20,15 @@ answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then Read on the group, else
 GROUP_AUTHORIZATION_FAILED; then Read on each topic, else its partitions answer
 TOPIC_AUTHORIZATION_FAILED.
 
-Deliberate difference from Apache Kafka: the transaction is not verified against the
-transaction coordinator (Kafka checks that AddOffsetsToTxn added the group, KIP-890), so a
-producer that skipped it leaves offsets pending until a marker names its producer id.
+Verification, as Kafka's group coordinator does it (KIP-890 part 1): before the group checks the
+commit, the transactional id's coordinator, on whichever node, confirms that the group's
+offsets partition (`__consumer_offsets` p, which AddOffsetsToTxn adds) is in the producer's open
+transaction (`groupctl.server.txn_verification`); otherwise every partition answers the
+verdict: INVALID_TXN_STATE (v4+: TRANSACTION_ABORTABLE) when it is not, INVALID_PRODUCER_EPOCH
+for a fenced producer, INVALID_PRODUCER_ID_MAPPING for another producer id, and the retriable
+CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS (the coordinator node cannot be reached),
+COORDINATOR_NOT_AVAILABLE and NOT_COORDINATOR as Kafka maps them. A group this node does not
+serve is not verified: the core answers its placement error.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
 from groupctl.server.handlers.acl_checks import GROUP, TOPIC, TRANSACTIONAL_ID, allowed, allowed_names
+from groupctl.server.markers import OFFSETS_TOPIC
+from groupctl.server.txn_verification import verify
 
 _TOPIC = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 _PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
@@ -60,6 +68,24 @@ def _early_errors(ctx: RequestContext, request: TxnOffsetCommitRequest) -> list[
     return errors
 
 
+_ANSWERS = {ErrorCode.NETWORK_EXCEPTION: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+            ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE}
+"""A verification's answers as TxnOffsetCommit carries them (Kafka's
+CoordinatorOperationExceptionHelper)."""
+FIRST_ABORTABLE_VERSION = 4
+
+
+async def _unverified(ctx: RequestContext, request: TxnOffsetCommitRequest) -> ErrorCode:
+    """NONE when the group's offsets partition is in the producer's open transaction, else the
+    error every partition answers."""
+    partition = (OFFSETS_TOPIC, ctx.node.placement.partition_of(request.group_id))
+    verdict = (await verify(ctx.node, request.transactional_id, request.producer_id, request.producer_epoch,
+                            [partition]))[partition]
+    if verdict is ErrorCode.TRANSACTION_ABORTABLE and ctx.version < FIRST_ABORTABLE_VERSION:
+        return ErrorCode.INVALID_TXN_STATE
+    return _ANSWERS.get(verdict, verdict)
+
+
 @api(key=28, versions=(3, 5))
 async def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
     errors = _early_errors(ctx, request)
@@ -70,7 +96,10 @@ async def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommit
         for topic, topic_errors in zip(request.topics, errors)
         for p, error in zip(topic.partitions, topic_errors) if error is None)
     core_errors: dict[tuple[str, int], ErrorCode] = {}
-    if valid:
+    refusal = await _unverified(ctx, request) if valid and ctx.node.serves(request.group_id) else ErrorCode.NONE
+    if refusal is not ErrorCode.NONE:
+        core_errors = {(p.topic, p.partition): refusal for p in valid}
+    elif valid:
         commit = TxnCommitOffsets(
             group_id=request.group_id, producer_id=request.producer_id, producer_epoch=request.producer_epoch,
             generation_id=request.generation_id, member_id=request.member_id,
