@@ -20,22 +20,24 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern
 from groupctl.security.acls import ResourceType
 from tests.e2e.test_cli_e2e import assert_one_line_error, assert_quiet, installed_groupctl
+from tests.support.cluster import create_topic_on, running
 from tests.support.coordinator import InProcessCoordinator, node_config
+from tests.support.polling import wait_until
 
 TOPIC = "txn-abort"
 CLIENT_TIMEOUT_S = 30
 ORPHAN_PRODUCER, ORPHAN_EPOCH = 987_654, 3
 
 
-def run(node, *args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([installed_groupctl(), "--bootstrap", node.bootstrap, *args], capture_output=True,
+def run(bootstrap: str, *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([installed_groupctl(), "--bootstrap", bootstrap, *args], capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert_quiet(done.stdout, done.stderr)
     return done
 
 
-def groupctl_json(node, *args: str):
-    done = run(node, "--output", "json", *args)
+def groupctl_json(bootstrap: str, *args: str):
+    done = run(bootstrap, "--output", "json", *args)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return json.loads(done.stdout)
 
@@ -78,17 +80,24 @@ def write_orphan(node) -> None:
     node.call(write())
 
 
-def produce_plain(node, value: bytes) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": node.bootstrap})
+def abandoned_producer(bootstrap: str) -> confluent_kafka.Producer:
+    """A transactional producer whose transactions its coordinator would time out only after the
+    test (10 minutes)."""
+    return confluent_kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": "abandoned",
+                                     "transaction.timeout.ms": 600_000, "linger.ms": 5})
+
+
+def produce_plain(bootstrap: str, value: bytes) -> None:
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
     producer.produce(TOPIC, value=value, partition=0)
     assert producer.flush(CLIENT_TIMEOUT_S) == 0
 
 
-def stable_and_end(node) -> tuple[int, int]:
+def stable_and_end(bootstrap: str) -> tuple[int, int]:
     """The partition's last stable offset (a read_committed ListOffsets) and its log end."""
     ends = []
     for isolation in ("read_committed", "read_uncommitted"):
-        consumer = KafkaConsumer(bootstrap_servers=node.bootstrap, isolation_level=isolation,
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
                                  request_timeout_ms=10_000)
         try:
             ends.append(consumer.end_offsets([TopicPartition(TOPIC, 0)])[TopicPartition(TOPIC, 0)])
@@ -97,11 +106,11 @@ def stable_and_end(node) -> tuple[int, int]:
     return ends[0], ends[1]
 
 
-def read_committed(node, timeout_s: float = 30) -> list[bytes]:
+def read_committed(bootstrap: str, timeout_s: float = 30) -> list[bytes]:
     """Everything a read_committed librdkafka consumer reads of the partition, up to its log end."""
-    settings = {"bootstrap.servers": node.bootstrap, "enable.auto.commit": False, "group.id": "abort-reader"}
+    settings = {"bootstrap.servers": bootstrap, "enable.auto.commit": False, "group.id": "abort-reader"}
     reader = confluent_kafka.Consumer({**settings, "isolation.level": "read_committed"})
-    _, end = stable_and_end(node)
+    _, end = stable_and_end(bootstrap)
     got: list[bytes] = []
     position = -1
     try:
@@ -116,15 +125,15 @@ def read_committed(node, timeout_s: float = 30) -> list[bytes]:
     return got
 
 
-def producer_of(node, producer_id: int) -> dict:
-    [found] = [p for p in groupctl_json(node, "transactions", "describe-producers", "--topic", TOPIC,
+def producer_of(bootstrap: str, producer_id: int) -> dict:
+    [found] = [p for p in groupctl_json(bootstrap, "transactions", "describe-producers", "--topic", TOPIC,
                                         "--partition", "0")["producers"] if p["producer_id"] == producer_id]
     return found
 
 
 def test_an_abandoned_producers_transaction_is_aborted_by_its_start_offset_and_consumers_read_past_it(node):
-    producer = confluent_kafka.Producer({"bootstrap.servers": node.bootstrap, "transactional.id": "abandoned",
-                                         "transaction.timeout.ms": 600_000, "linger.ms": 5})
+    bootstrap = node.bootstrap
+    producer = abandoned_producer(bootstrap)
     producer.init_transactions(CLIENT_TIMEOUT_S)
     producer.begin_transaction()
     producer.produce(TOPIC, value=b"committed", partition=0)
@@ -132,80 +141,106 @@ def test_an_abandoned_producers_transaction_is_aborted_by_its_start_offset_and_c
     producer.begin_transaction()
     producer.produce(TOPIC, value=b"abandoned", partition=0)
     assert producer.flush(CLIENT_TIMEOUT_S) == 0  # ... and never committed
-    produce_plain(node, b"after")
-    [open_txn] = [p for p in groupctl_json(node, "transactions", "describe-producers", "--topic", TOPIC,
+    produce_plain(bootstrap, b"after")
+    [open_txn] = [p for p in groupctl_json(bootstrap, "transactions", "describe-producers", "--topic", TOPIC,
                                            "--partition", "0")["producers"]
                   if p["current_transaction_start_offset"] is not None]
     start = open_txn["current_transaction_start_offset"]
-    assert stable_and_end(node)[0] == start  # read_committed consumers wait behind it
+    assert stable_and_end(bootstrap)[0] == start  # read_committed consumers wait behind it
     assert open_txn["coordinator_epoch"] >= 1  # the commit's marker: a marker of coordinator epoch 0 is fenced
-    fenced = run(node, *abort_args("--producer-id", str(open_txn["producer_id"]), "--producer-epoch",
-                                   str(open_txn["producer_epoch"]), "--coordinator-epoch", "0", "--execute"))
+    fenced = run(bootstrap, *abort_args("--producer-id", str(open_txn["producer_id"]), "--producer-epoch",
+                                        str(open_txn["producer_epoch"]), "--coordinator-epoch", "0", "--execute"))
     assert_one_line_error(fenced, 1, "TRANSACTION_COORDINATOR_FENCED")
 
-    dry = run(node, *abort_args("--start-offset", str(start)))
+    dry = run(bootstrap, *abort_args("--start-offset", str(start)))
     assert dry.returncode == 0 and dry.stdout.startswith(f"would abort the transaction of producer "
                                                          f"{open_txn['producer_id']}")
     assert dry.stderr == "dry run: nothing was aborted (add --execute to abort)\n"
-    assert stable_and_end(node)[0] == start
+    assert stable_and_end(bootstrap)[0] == start
 
-    aborted = groupctl_json(node, *abort_args("--start-offset", str(start), "--execute"))
+    aborted = groupctl_json(bootstrap, *abort_args("--start-offset", str(start), "--execute"))
     assert aborted == {"topic": TOPIC, "partition": 0, "producer_id": open_txn["producer_id"],
                        "producer_epoch": open_txn["producer_epoch"],
                        "coordinator_epoch": open_txn["coordinator_epoch"], "start_offset": start,
                        "aborted": True}
-    stable, end = stable_and_end(node)
+    stable, end = stable_and_end(bootstrap)
     assert stable == end
-    assert read_committed(node) == [b"committed", b"after"]
-    assert producer_of(node, open_txn["producer_id"])["current_transaction_start_offset"] is None
+    assert read_committed(bootstrap) == [b"committed", b"after"]
+    assert producer_of(bootstrap, open_txn["producer_id"])["current_transaction_start_offset"] is None
     del producer  # abandoned: its transaction at the coordinator times out long after the test
 
 
 def test_a_transaction_find_hanging_names_is_aborted_by_its_ids_and_a_stale_epoch_is_refused(node):
+    bootstrap = node.bootstrap
     write_orphan(node)
-    produce_plain(node, b"after")
-    [hanging] = groupctl_json(node, "transactions", "find-hanging", "--topic", TOPIC)["producers"]
+    produce_plain(bootstrap, b"after")
+    [hanging] = groupctl_json(bootstrap, "transactions", "find-hanging", "--topic", TOPIC)["producers"]
     assert (hanging["producer_id"], hanging["producer_epoch"], hanging["coordinator_epoch"],
             hanging["current_transaction_start_offset"]) == (ORPHAN_PRODUCER, ORPHAN_EPOCH, -1, 0)
-    assert stable_and_end(node)[0] == 0
+    assert stable_and_end(bootstrap)[0] == 0
 
     ids = ("--producer-id", str(ORPHAN_PRODUCER), "--producer-epoch", str(ORPHAN_EPOCH))
-    done = run(node, *abort_args(*ids, "--coordinator-epoch", "-1", "--execute"))
+    done = run(bootstrap, *abort_args(*ids, "--coordinator-epoch", "-1", "--execute"))
     assert done.returncode == 0, done.stderr
     assert done.stdout == (f"aborted the transaction of producer {ORPHAN_PRODUCER} (epoch {ORPHAN_EPOCH}, "
                            f"coordinator epoch 0) on {TOPIC}-0\n")
-    assert groupctl_json(node, "transactions", "find-hanging", "--topic", TOPIC)["producers"] == []
-    assert producer_of(node, ORPHAN_PRODUCER)["coordinator_epoch"] == 0
-    assert read_committed(node) == [b"after"]
+    assert groupctl_json(bootstrap, "transactions", "find-hanging", "--topic", TOPIC)["producers"] == []
+    assert producer_of(bootstrap, ORPHAN_PRODUCER)["coordinator_epoch"] == 0
+    assert read_committed(bootstrap) == [b"after"]
 
-    stale = run(node, *abort_args("--producer-id", str(ORPHAN_PRODUCER), "--producer-epoch", str(ORPHAN_EPOCH - 1),
-                                  "--coordinator-epoch", "0", "--execute"))
+    stale = run(bootstrap, *abort_args("--producer-id", str(ORPHAN_PRODUCER), "--producer-epoch",
+                                       str(ORPHAN_EPOCH - 1), "--coordinator-epoch", "0", "--execute"))
     assert_one_line_error(stale, 1, "INVALID_PRODUCER_EPOCH", f"producer {ORPHAN_PRODUCER}")
 
 
 def test_a_start_offset_no_open_transaction_starts_at_is_one_line_and_aborts_nothing(node):
+    bootstrap = node.bootstrap
     write_orphan(node)
-    produce_plain(node, b"after")
-    assert_one_line_error(run(node, *abort_args("--start-offset", "1", "--execute")), 1,
+    produce_plain(bootstrap, b"after")
+    assert_one_line_error(run(bootstrap, *abort_args("--start-offset", "1", "--execute")), 1,
                           f"no open transaction starts at offset 1 on {TOPIC}-0", "those open there start at 0")
-    assert stable_and_end(node)[0] == 0
-    assert_one_line_error(run(node, "transactions", "abort", "--topic", "missing", "--partition", "0",
+    assert stable_and_end(bootstrap)[0] == 0
+    assert_one_line_error(run(bootstrap, "transactions", "abort", "--topic", "missing", "--partition", "0",
                               "--start-offset", "0"), 1, "topic 'missing' not found")
 
 
-def test_usage_errors_are_one_line_and_contact_nothing(node):
-    assert_one_line_error(run(node, *abort_args()), 2, "--start-offset, or --producer-id")
-    assert_one_line_error(run(node, *abort_args("--start-offset", "0", "--producer-id", "7")), 2, "not both")
-    assert_one_line_error(run(node, *abort_args("--producer-id", "7", "--producer-epoch", "0")), 2,
+def test_usage_errors_are_one_line_and_contact_nothing():
+    bootstrap = "127.0.0.1:9"  # nothing listens: contacting it would be exit 1
+    assert_one_line_error(run(bootstrap, *abort_args()), 2, "--start-offset, or --producer-id")
+    assert_one_line_error(run(bootstrap, *abort_args("--start-offset", "0", "--producer-id", "7")), 2, "not both")
+    assert_one_line_error(run(bootstrap, *abort_args("--producer-id", "7", "--producer-epoch", "0")), 2,
                           "missing --coordinator-epoch")
-    assert_one_line_error(run(node, *abort_args("--start-offset", "0", "--execute", "--dry-run")), 2,
+    assert_one_line_error(run(bootstrap, *abort_args("--start-offset", "0", "--execute", "--dry-run")), 2,
                           "--dry-run or --execute")
 
 
 def test_a_principal_without_cluster_action_is_refused(secured_node):
+    bootstrap = secured_node.bootstrap
     write_orphan(secured_node)
-    assert json.loads(run(secured_node, "--output", "json", *abort_args("--start-offset", "0")).stdout)[
+    assert json.loads(run(bootstrap, "--output", "json", *abort_args("--start-offset", "0")).stdout)[
         "producer_id"] == ORPHAN_PRODUCER  # finding it needs Read on the topic only
-    refused = run(secured_node, *abort_args("--start-offset", "0", "--execute"))
+    refused = run(bootstrap, *abort_args("--start-offset", "0", "--execute"))
     assert_one_line_error(refused, 1, "CLUSTER_AUTHORIZATION_FAILED", "ClusterAction on the Cluster")
-    assert producer_of(secured_node, ORPHAN_PRODUCER)["current_transaction_start_offset"] == 0
+    assert producer_of(bootstrap, ORPHAN_PRODUCER)["current_transaction_start_offset"] == 0
+
+
+@pytest.mark.zookeeper
+def test_the_marker_goes_to_the_partitions_leader_whichever_node_the_cli_bootstraps_from(zk_connect, tmp_path):
+    with running(zk_connect, tmp_path, 2) as cluster:
+        create_topic_on(cluster.bootstrap(), TOPIC, 1, node_id=1)
+        producer = abandoned_producer(cluster.bootstrap())
+        producer.init_transactions(CLIENT_TIMEOUT_S)
+        producer.begin_transaction()
+        producer.produce(TOPIC, value=b"abandoned", partition=0)
+        assert producer.flush(CLIENT_TIMEOUT_S) == 0
+        produce_plain(cluster.bootstrap(), b"after")
+        not_the_leader = cluster.bootstrap(0)
+        wait_until(lambda: run(not_the_leader, "transactions", "describe-producers", "--topic", TOPIC,
+                               "--partition", "0").returncode == 0, timeout=20, message="node 0 knows the topic")
+
+        aborted = groupctl_json(not_the_leader, *abort_args("--start-offset", "0", "--execute"))
+        assert aborted["aborted"] and aborted["start_offset"] == 0
+        stable, end = stable_and_end(cluster.bootstrap())
+        assert stable == end
+        assert read_committed(cluster.bootstrap()) == [b"after"]
+        del producer

@@ -59,7 +59,8 @@ def test_a_producer_that_never_had_a_marker_is_aborted_with_coordinator_epoch_0(
 def test_no_transaction_starting_at_the_offset_is_not_found_naming_those_open():
     with pytest.raises(NotFound) as raised:
         spec_at_start_offset("orders", 3, [producer(9, start=30), producer(42, start=17), producer(7, start=-1)], 18)
-    assert raised.value.message == "no open transaction starts at offset 18 on orders-3 (those open there start at 17, 30)"
+    assert raised.value.message == ("no open transaction starts at offset 18 on orders-3 "
+                                    "(those open there start at 17, 30)")
     with pytest.raises(NotFound, match="none is open there"):
         spec_at_start_offset("orders", 3, [producer(7, start=-1)], 18)
 
