@@ -4,7 +4,8 @@ transactional batch no coordinator knows of (what find-hanging finds). Before th
 read_committed consumer waits behind the transaction (the last stable offset stays at its start);
 after it the consumer reads past it, the transaction's records skipped, and the partition's
 producer state has no open transaction. Aborting is a dry run unless --execute, needs
-ClusterAction on the Cluster, and every failure is one line."""
+ClusterAction on the Cluster, and every failure is one line. In a cluster the marker reaches the
+partition's leader whichever node is asked first."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.record.memory_records import MemoryRecordsBuilder
 
+from groupctl.client.kafka import KafkaClient
+from groupctl.client.transaction_apis import describe_producers
+from groupctl.ops.transactions import _producers, _write_abort, spec_at_start_offset
 from groupctl.security.acls import AccessControlEntry, AclBinding, Operation, PatternType, Permission, ResourcePattern
 from groupctl.security.acls import ResourceType
 from tests.e2e.test_cli_e2e import assert_one_line_error, assert_quiet, installed_groupctl
@@ -125,9 +129,9 @@ def read_committed(bootstrap: str, timeout_s: float = 30) -> list[bytes]:
     return got
 
 
-def producer_of(bootstrap: str, producer_id: int) -> dict:
+def producer_of(bootstrap: str, producer_id: int, partition: int = 0) -> dict:
     [found] = [p for p in groupctl_json(bootstrap, "transactions", "describe-producers", "--topic", TOPIC,
-                                        "--partition", "0")["producers"] if p["producer_id"] == producer_id]
+                                        "--partition", str(partition))["producers"] if p["producer_id"] == producer_id]
     return found
 
 
@@ -225,22 +229,33 @@ def test_a_principal_without_cluster_action_is_refused(secured_node):
 
 
 @pytest.mark.zookeeper
-def test_the_marker_goes_to_the_partitions_leader_whichever_node_the_cli_bootstraps_from(zk_connect, tmp_path):
+def test_the_marker_goes_to_the_partitions_leader_whichever_node_is_asked_first(zk_connect, tmp_path):
     with running(zk_connect, tmp_path, 2) as cluster:
-        create_topic_on(cluster.bootstrap(), TOPIC, 1, node_id=1)
+        create_topic_on(cluster.bootstrap(), TOPIC, 2, node_id=1)
         producer = abandoned_producer(cluster.bootstrap())
         producer.init_transactions(CLIENT_TIMEOUT_S)
         producer.begin_transaction()
-        producer.produce(TOPIC, value=b"abandoned", partition=0)
+        for partition in (0, 1):
+            producer.produce(TOPIC, value=b"abandoned", partition=partition)
         assert producer.flush(CLIENT_TIMEOUT_S) == 0
         produce_plain(cluster.bootstrap(), b"after")
         not_the_leader = cluster.bootstrap(0)
         wait_until(lambda: run(not_the_leader, "transactions", "describe-producers", "--topic", TOPIC,
                                "--partition", "0").returncode == 0, timeout=20, message="node 0 knows the topic")
 
+        # the CLI, bootstrapped from node 0, finds the leader (node 1) through Metadata
         aborted = groupctl_json(not_the_leader, *abort_args("--start-offset", "0", "--execute"))
         assert aborted["aborted"] and aborted["start_offset"] == 0
         stable, end = stable_and_end(cluster.bootstrap())
         assert stable == end
         assert read_committed(cluster.bootstrap()) == [b"after"]
+
+        # a marker sent to node 0 (NOT_LEADER_OR_FOLLOWER) is sent again to the leader Metadata names
+        with KafkaClient(not_the_leader) as client:
+            node_0 = client.metadata([]).brokers[0]
+            spec = spec_at_start_offset(TOPIC, 1, [p.producer for p in _producers(describe_producers(
+                client, client.metadata([TOPIC]).leader(TOPIC, 1), {TOPIC: [1]}))], 0)
+            _write_abort(client, node_0, spec)
+        after = producer_of(cluster.bootstrap(), spec.producer_id, partition=1)
+        assert after["current_transaction_start_offset"] is None
         del producer
