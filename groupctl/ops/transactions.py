@@ -24,7 +24,9 @@ Invariants:
   that is loading, moving or cut off from its store (COORDINATOR_LOAD_IN_PROGRESS,
   COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR) is asked again, after finding it again, until the
   bound; any other error is one line naming it: NotFound for an unknown id, topic or partition,
-  NotAuthorized for the ACLs, OpsError otherwise.
+  NotAuthorized for the ACLs, OpsError otherwise. An abort marker a node answers as not the
+  partition's leader is sent again, within the same bound, to the leader Metadata names then;
+  one the partition fences (an older producer or coordinator epoch) is Refused.
 - Results carry `now_ms`, the local clock when they were read: durations are `now_ms` minus a
   start the cluster reported (None when it reported none).
 """
