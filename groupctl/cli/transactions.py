@@ -1,6 +1,7 @@
 """`groupctl transactions ...`: transactions as kafka-transactions.sh (KIP-664) shows them, through
 a cluster (--bootstrap; --command-config for a secured one): `list`, `describe`,
-`describe-producers`, `find-hanging`. Read-only."""
+`describe-producers`, `find-hanging`, read-only; and `abort`, the way out of a hanging
+transaction, a dry run unless --execute (as `offsets reset`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import typer
 
 from groupctl.cli import render
 from groupctl.cli.context import env, guard
+from groupctl.cli.errors import BadInput
 
-app = typer.Typer(help="List and describe transactions and producers (kafka-transactions.sh).",
+app = typer.Typer(help="List and describe transactions and producers, abort hanging ones (kafka-transactions.sh).",
                   no_args_is_help=True)
 
 
@@ -121,3 +123,50 @@ def find_hanging(
         render.emit_json(current, result.to_json())
         return
     render.show(current, producers_table(result))
+
+
+@app.command("abort")
+@guard
+def abort(
+    ctx: typer.Context,
+    topic: str = typer.Option(..., "--topic", help="The topic."),
+    partition: int = typer.Option(..., "--partition", help="The partition."),
+    start_offset: Optional[int] = typer.Option(None, "--start-offset", metavar="OFFSET",
+                                               help="The first offset of the transaction (as describe-producers "
+                                                    "and find-hanging show it)."),
+    producer_id: Optional[int] = typer.Option(None, "--producer-id", help="Instead of --start-offset: the producer "
+                                              "id (with --producer-epoch and --coordinator-epoch)."),
+    producer_epoch: Optional[int] = typer.Option(None, "--producer-epoch", help="The producer's epoch."),
+    coordinator_epoch: Optional[int] = typer.Option(None, "--coordinator-epoch",
+                                                    help="The coordinator epoch of the producer's last marker "
+                                                         "(-1 for none: sent as 0)."),
+    execute: bool = typer.Option(False, "--execute", help="Abort it (without it: a dry run)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only show what would be aborted (the default)."),
+) -> None:
+    """Abort a hanging transaction on one partition, as kafka-transactions.sh abort does.
+
+    Writes an abort marker for the producer's open transaction at the partition's leader
+    (WriteTxnMarkers; needs ClusterAction on the Cluster), so that read_committed consumers get
+    past it. Name the transaction by --start-offset (the producer and its epochs are looked up
+    with DescribeProducers) or by --producer-id, --producer-epoch and --coordinator-epoch. A dry
+    run unless --execute. JSON: {topic, partition, producer_id, producer_epoch,
+    coordinator_epoch, start_offset, aborted}."""
+    from groupctl.cli.transactions_render import DRY_RUN
+    from groupctl.ops.transactions import abort_transaction, check_abort_request
+
+    if execute and dry_run:
+        raise BadInput("give --dry-run or --execute, not both")
+    check_abort_request(partition, start_offset, producer_id, producer_epoch, coordinator_epoch)
+    current = env(ctx)
+    with current.status(f"aborting a transaction on {topic}-{partition}" if execute else
+                        f"looking up the transaction on {topic}-{partition}"):
+        result = abort_transaction(current.need_bootstrap(), topic, partition, start_offset=start_offset,
+                                   producer_id=producer_id, producer_epoch=producer_epoch,
+                                   coordinator_epoch=coordinator_epoch, execute=execute)
+    if current.json:
+        render.emit_json(current, result.to_json())
+    else:
+        verb = "aborted" if result.aborted else "would abort"
+        current.out.print(f"{verb} {result.spec.describe()}", markup=False, highlight=False)
+    if not result.aborted:
+        current.err.print(DRY_RUN, markup=False, highlight=False)

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
 
     from groupctl.ops.transactions import Producers, Transactions
 
+DRY_RUN = "dry run: nothing was aborted (add --execute to abort)"
+
 
 def duration(ms: Optional[int]) -> Optional[str]:
     """12ms, 4.2s, 3m05s, 2h07m: an age, for people."""

@@ -1,9 +1,11 @@
-"""DescribeProducers (61), DescribeTransactions (65) and ListTransactions (66), for
-`groupctl transactions`: any Kafka cluster since 3.0 (KIP-664) and groupctl's node serve them.
+"""DescribeProducers (61), DescribeTransactions (65), ListTransactions (66) and WriteTxnMarkers
+(27), for `groupctl transactions`: any Kafka cluster since 3.0 (KIP-664) and groupctl's node
+serve them.
 
 Each goes to a chosen node: ListTransactions to every broker (each answers for the transactional
 ids it coordinates), DescribeTransactions to an id's coordinator, DescribeProducers to a
-partition's leader. Answers are returned as the broker gave them, errors included: what an error
+partition's leader, WriteTxnMarkers with an abort marker to a partition's leader (what Kafka's
+Admin.abortTransaction sends). Answers are returned as the broker gave them, errors included: what an error
 means to the operator is `groupctl.ops.transactions`'s business.
 """
 
@@ -14,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from groupctl.client.kafka import Call, KafkaClient, Node
 
+WRITE_TXN_MARKERS = 27
 DESCRIBE_PRODUCERS = 61
 DESCRIBE_TRANSACTIONS = 65
 LIST_TRANSACTIONS = 66
@@ -108,3 +111,21 @@ def describe_producers(client: KafkaClient, node: Optional[Node],
                                                     s.coordinator_epoch, s.current_txn_start_offset)
                                      for s in p.active_producers or ()))
             for topic in response.topics for p in topic.partitions]
+
+
+def write_abort_marker(client: KafkaClient, node: Optional[Node], topic: str, partition: int, producer_id: int,
+                       producer_epoch: int, coordinator_epoch: int) -> list[tuple[str, int, int]]:
+    """WriteTxnMarkers of one abort marker for the producer's transaction on `topic`-`partition`
+    at `node` (its leader): (topic, partition, error code) of each partition answered. v0 for
+    Kafka before 4.0, v1 (flexible) after; v2's transaction version is left at its default, as
+    Kafka's admin client leaves it."""
+
+    def build(cls: type, version: int) -> Any:
+        marker = cls.WritableTxnMarker
+        return cls(markers=[marker(producer_id=producer_id, producer_epoch=producer_epoch, transaction_result=False,
+                                   topics=[marker.WritableTxnMarkerTopic(name=topic, partition_indexes=[partition])],
+                                   coordinator_epoch=coordinator_epoch)])
+
+    response = client.call(node, WRITE_TXN_MARKERS, (0, 2), build)
+    return [(t.name, p.partition_index, p.error_code)
+            for m in response.markers if m.producer_id == producer_id for t in m.topics for p in t.partitions]

@@ -13,13 +13,20 @@
   timestamp) whose producer id no coordinator lists, or whose coordinator does not count the
   partition in the transaction: its markers never came, and read_committed consumers of the
   partition are stuck behind it.
+- `abort_transaction`: kafka-transactions.sh's `abort` (Admin.abortTransaction): an abort marker
+  (WriteTxnMarkers) for the producer's open transaction on one partition, sent to its leader.
+  The transaction is named by its start offset (the producer, its epoch and its coordinator
+  epoch come from DescribeProducers: the log fences a marker whose coordinator epoch is older
+  than the last it saw for the producer) or by those three ids. A dry run unless `execute`.
 
 Invariants:
 - Waits are bounded by the operator's `--timeout` (the Bootstrap carries it). A coordinator
   that is loading, moving or cut off from its store (COORDINATOR_LOAD_IN_PROGRESS,
   COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR) is asked again, after finding it again, until the
   bound; any other error is one line naming it: NotFound for an unknown id, topic or partition,
-  NotAuthorized for the ACLs, OpsError otherwise.
+  NotAuthorized for the ACLs, OpsError otherwise. An abort marker a node answers as not the
+  partition's leader is sent again, within the same bound, to the leader Metadata names then;
+  one the partition fences (an older producer or coordinator epoch) is Refused.
 - Results carry `now_ms`, the local clock when they were read: durations are `now_ms` minus a
   start the cluster reported (None when it reported none).
 """
@@ -42,7 +49,8 @@ from groupctl.client.kafka import (
 from groupctl.client.transaction_apis import ActiveProducer, Described, PartitionProducers
 from groupctl.client.transaction_apis import describe_producers as describe_producers_api
 from groupctl.client.transaction_apis import describe_transactions, list_transactions as list_transactions_api
-from groupctl.errors import BadInput, NotAuthorized, NotFound, OpsError, Unreachable
+from groupctl.client.transaction_apis import write_abort_marker
+from groupctl.errors import BadInput, NotAuthorized, NotFound, OpsError, Refused, Unreachable
 
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -302,6 +310,146 @@ def _not_in_coordinators(client: KafkaClient, candidates: list[PartitionProducer
                 coordinated[transaction.producer_id] = transaction
     return [c for c in candidates if c.producer.producer_id not in coordinated
             or (c.topic, c.partition) not in coordinated[c.producer.producer_id].partitions]
+
+
+# -- abort ---------------------------------------------------------------------------------------
+
+NOT_LEADER_OR_FOLLOWER = 6
+BROKER_NOT_AVAILABLE = 8
+REPLICA_NOT_AVAILABLE = 9
+CLUSTER_AUTHORIZATION_FAILED = 31
+INVALID_PRODUCER_EPOCH = 47
+TRANSACTION_COORDINATOR_FENCED = 52
+LEADER_MOVED = frozenset({NOT_LEADER_OR_FOLLOWER, BROKER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE,
+                          UNKNOWN_TOPIC_OR_PARTITION})
+"""Marker answers after which Kafka's admin client finds the partition's leader again and resends."""
+MAX_PRODUCER_EPOCH = 32_767
+MAX_INT32 = 2 ** 31 - 1
+
+
+@dataclass(frozen=True)
+class AbortSpec:
+    """The transaction to abort on one partition (Kafka's AbortTransactionSpec), with the offset
+    it started at when DescribeProducers named it (None when the operator gave the ids)."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    start_offset: Optional[int]
+
+    def describe(self) -> str:
+        since = "" if self.start_offset is None else f", open since offset {self.start_offset}"
+        return (f"the transaction of producer {self.producer_id} (epoch {self.producer_epoch}, coordinator epoch "
+                f"{self.coordinator_epoch}) on {self.topic}-{self.partition}{since}")
+
+
+@dataclass(frozen=True)
+class Abort:
+    spec: AbortSpec
+    aborted: bool  # False: a dry run, nothing was sent
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.spec
+        return {"topic": s.topic, "partition": s.partition, "producer_id": s.producer_id,
+                "producer_epoch": s.producer_epoch, "coordinator_epoch": s.coordinator_epoch,
+                "start_offset": s.start_offset, "aborted": self.aborted}
+
+
+def check_abort_request(partition: int, start_offset: Optional[int], producer_id: Optional[int],
+                        producer_epoch: Optional[int], coordinator_epoch: Optional[int]) -> None:
+    """The usage kafka-transactions.sh abort accepts, stricter on one point: the start offset and
+    the ids together are refused (Kafka silently uses the offset)."""
+    ids = {"--producer-id": producer_id, "--producer-epoch": producer_epoch, "--coordinator-epoch": coordinator_epoch}
+    given = [name for name, value in ids.items() if value is not None]
+    if start_offset is None and not given:
+        raise BadInput("name the transaction to abort: --start-offset, or --producer-id, --producer-epoch and "
+                       "--coordinator-epoch")
+    if start_offset is not None and given:
+        raise BadInput(f"give --start-offset or the producer's ids, not both ({', '.join(given)} given)")
+    if given and len(given) < len(ids):
+        missing = ", ".join(name for name in ids if name not in given)
+        raise BadInput(f"--producer-id, --producer-epoch and --coordinator-epoch go together (missing {missing})")
+    if partition < 0:
+        raise BadInput("--partition must be 0 or more")
+    if start_offset is not None and start_offset < 0:
+        raise BadInput("--start-offset must be 0 or more")
+    if producer_id is not None and producer_id < 0:
+        raise BadInput("--producer-id must be 0 or more")
+    if producer_epoch is not None and not 0 <= producer_epoch <= MAX_PRODUCER_EPOCH:
+        raise BadInput(f"--producer-epoch must be 0 to {MAX_PRODUCER_EPOCH}")
+    if coordinator_epoch is not None and not -1 <= coordinator_epoch <= MAX_INT32:
+        raise BadInput(f"--coordinator-epoch must be -1 to {MAX_INT32}")
+
+
+def spec_at_start_offset(topic: str, partition: int, producers: Sequence[ActiveProducer],
+                         start_offset: int) -> AbortSpec:
+    """The spec of the open transaction that starts at `start_offset` among the partition's
+    producers (DescribeProducers); NotFound, naming the open ones' start offsets, when none does."""
+    for p in producers:
+        if p.current_txn_start_offset == start_offset:
+            return AbortSpec(topic, partition, p.producer_id, p.producer_epoch, max(0, p.coordinator_epoch),
+                             start_offset)
+    starts = sorted(p.current_txn_start_offset for p in producers if p.current_txn_start_offset >= 0)
+    there = f"those open there start at {', '.join(map(str, starts))}" if starts else "none is open there"
+    raise NotFound(f"no open transaction starts at offset {start_offset} on {topic}-{partition} ({there})")
+
+
+def marker_failure(code: int, spec: AbortSpec) -> OpsError:
+    """The one-line failure of an abort marker the leader answered `code` (not NONE)."""
+    what = f"cannot abort {spec.describe()}: {error_name(code)}"
+    if code == CLUSTER_AUTHORIZATION_FAILED:
+        return NotAuthorized(f"{what} (WriteTxnMarkers needs ClusterAction on the Cluster)")
+    if code == INVALID_PRODUCER_EPOCH:
+        return Refused(f"{what} (the partition has seen a newer epoch of the producer)")
+    if code == TRANSACTION_COORDINATOR_FENCED:
+        return Refused(f"{what} (the partition has seen a marker of a newer coordinator epoch)")
+    if code == UNKNOWN_TOPIC_OR_PARTITION:
+        return NotFound(what)
+    if code in LEADER_MOVED:
+        return Unreachable(f"{what} (no leader took the marker in time)")
+    return OpsError(what)
+
+
+def abort_transaction(bootstrap: BootstrapLike, topic: str, partition: int, *, start_offset: Optional[int] = None,
+                      producer_id: Optional[int] = None, producer_epoch: Optional[int] = None,
+                      coordinator_epoch: Optional[int] = None, execute: bool = False) -> Abort:
+    """Abort the transaction `start_offset` or the producer's ids name on `topic`-`partition`
+    (with `execute`; otherwise only find it). A coordinator epoch below 0 (a producer that never
+    had a marker there) is sent as 0, as Kafka does."""
+    check_abort_request(partition, start_offset, producer_id, producer_epoch, coordinator_epoch)
+    with KafkaClient(bootstrap) as client:
+        leader = _leaders(client, topic, [partition])[partition]
+        if start_offset is None:
+            assert producer_id is not None and producer_epoch is not None and coordinator_epoch is not None
+            spec = AbortSpec(topic, partition, producer_id, producer_epoch, max(0, coordinator_epoch), None)
+        else:
+            producers = _producers(describe_producers_api(client, leader, {topic: [partition]}))
+            spec = spec_at_start_offset(topic, partition, [p.producer for p in producers], start_offset)
+        if execute:
+            _write_abort(client, leader, spec)
+    return Abort(spec, execute)
+
+
+def _write_abort(client: KafkaClient, leader: Node, spec: AbortSpec) -> None:
+    """Send the abort marker to the partition's leader, finding the leader again and resending
+    while one answers that it does not lead the partition (within the client's bound)."""
+    pauses = retry_pauses(client.deadline)
+    while True:
+        answers = write_abort_marker(client, leader, spec.topic, spec.partition, spec.producer_id,
+                                     spec.producer_epoch, spec.coordinator_epoch)
+        codes = [code for topic, partition, code in answers if (topic, partition) == (spec.topic, spec.partition)]
+        if len(codes) != 1 or len(answers) != 1:
+            raise OpsError(f"node {leader.node_id} answered the abort marker for {spec.topic}-{spec.partition} "
+                           f"with {len(answers)} partition results, not one for it")
+        if codes[0] == NONE:
+            return
+        pause = next(pauses, None) if codes[0] in LEADER_MOVED else None
+        if pause is None:
+            raise marker_failure(codes[0], spec)
+        time.sleep(pause)
+        leader = _leaders(client, spec.topic, [spec.partition])[spec.partition]
 
 
 # -- retries -------------------------------------------------------------------------------------
