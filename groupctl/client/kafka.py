@@ -170,8 +170,14 @@ def retry_pauses(deadline: float) -> Iterator[float]:
         pause = min(pause * 2, MAX_RETRY_BACKOFF_S)
 
 
+_RENAMED = {6: "NOT_LEADER_OR_FOLLOWER"}
+"""Codes kafka-python still names as Kafka did before (NOT_LEADER_FOR_PARTITION, renamed in 2.7)."""
+
+
 def error_name(code: int) -> str:
     """Kafka's name for an error code ("NON_EMPTY_GROUP"), or "error <code>" if unknown."""
+    if code in _RENAMED:
+        return _RENAMED[code]
     error = for_code(code)
     if error.__name__ == "UnrecognizedBrokerError":
         return f"error {code}"

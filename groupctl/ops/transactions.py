@@ -267,6 +267,8 @@ def find_hanging(bootstrap: BootstrapLike, *, topic: Optional[str] = None, parti
         raise BadInput("find-hanging needs --topic or --broker-id to limit the search")
     if partition is not None and topic is None:
         raise BadInput("--partition needs --topic")
+    if max_transaction_timeout_ms <= 0:
+        raise BadInput("--max-transaction-timeout must be 1 minute or more")
     with KafkaClient(bootstrap) as client:
         by_leader = _partitions_to_search(client, topic, partition, broker_id)
         now = _now_ms()

@@ -108,6 +108,8 @@ def test_failures_are_one_line(node):
                           1, "topic 'missing' not found")
     assert_one_line_error(run(node, "transactions", "find-hanging"), 2, "--topic or --broker-id")
     assert_one_line_error(run(node, "transactions", "list", "--duration-filter", "-1"), 2, "--duration-filter")
+    assert_one_line_error(run(node, "transactions", "find-hanging", "--topic", TOPIC, "--max-transaction-timeout",
+                              "0"), 2, "--max-transaction-timeout")
 
 
 def test_an_unknown_state_filter_is_a_warning_and_in_the_json(node):
