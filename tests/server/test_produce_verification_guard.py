@@ -15,6 +15,15 @@ import groupctl.server.handlers.produce as produce_handler
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 from groupctl.coordinator.errors import ErrorCode
+from groupctl.security.acls import (
+    AccessControlEntry,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourcePattern,
+    ResourceType,
+)
 from tests.server.test_transaction_handlers import add_partitions, end, init, produce, transactional_batch
 from tests.support.coordinator import InProcessCoordinator, node_config
 
@@ -109,3 +118,23 @@ def test_the_producers_next_transaction_commits_only_its_own_batches(node, monke
     log = partition_log(node, 0)
     assert log.last_stable_offset == log.log_end_offset
     assert committed_values(log) == [b"committed"]
+
+
+def test_a_topic_the_producer_may_not_write_is_refused_before_the_coordinator_is_asked(monkeypatch):
+    secured = InProcessCoordinator(node_config(authorizer=True, topics=((TOPIC, 2),))).start()
+    try:
+        binding = AclBinding(ResourcePattern(ResourceType.TRANSACTIONAL_ID, "acl-tx", PatternType.LITERAL),
+                             AccessControlEntry("User:ANONYMOUS", "*", Operation.WRITE, Permission.ALLOW))
+        assert secured.call(secured.node.authorizer.create([binding])) == [None]
+        asked = []
+
+        async def verify(*args):
+            asked.append(args)
+            return {}
+
+        monkeypatch.setattr(produce_handler, "verify", verify)
+        producer = init(secured, "acl-tx")
+        assert produce(secured, "acl-tx", 0, transactional_batch(producer)) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        assert asked == []
+    finally:
+        secured.stop()
