@@ -71,6 +71,7 @@ from groupctl.coordinator.offsets.messages import (
     CompleteTxnPartition,
     DeleteOffsets,
     FetchOffsets,
+    StartTxnVerification,
     TxnCommitOffsets,
 )
 from groupctl.coordinator.placement import Placement
@@ -220,6 +221,10 @@ class Coordinator:
     def txn_commit_offsets(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
         """TxnOffsetCommit: the offsets wait for the transaction's marker (`complete_txn_partition`)."""
         return self.classic.txn_commit_offsets(token, req, now_ms)
+
+    def start_txn_verification(self, token: Hashable, req: StartTxnVerification, now_ms: int) -> Result:
+        """Before TxnOffsetCommit's verification: the guard its commit is to carry."""
+        return self.classic.start_txn_verification(token, req, now_ms)
 
     def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, now_ms: int) -> Result:
         """A transaction's marker for an offsets partition: commit or drop the producer's pending

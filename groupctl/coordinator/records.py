@@ -111,6 +111,7 @@ class PendingOffsetsRecord:
     producer_id: int
     producer_epoch: int
     offsets: tuple[OffsetCommitRecord, ...]
+    coordinator_epoch: int = -1  # the highest of an accepted marker of the producer on the group's partition; -1: none known
 
 
 @dataclass(frozen=True)

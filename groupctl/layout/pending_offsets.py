@@ -1,7 +1,12 @@
 """A producer's pending transactional offsets for a group,
 `/groups/<group>/pending-offsets/<producer id>`:
-`{"version": 1, "producer_epoch": E, "topics": {"<topic>": {"<p>": {"offset", "leader_epoch",
-"metadata", "commit_timestamp_ms"}, ...}, ...}}`.
+`{"version": 1, "producer_epoch": E, "coordinator_epoch": C, "topics": {"<topic>": {"<p>":
+{"offset", "leader_epoch", "metadata", "commit_timestamp_ms"}, ...}, ...}}`.
+
+`coordinator_epoch` (optional; absent in documents written before it, read as -1, and left out
+when -1) is the highest coordinator epoch of a transaction marker the group's offsets partition
+accepted for the producer when the document was written: a coordinator that loads the group
+refuses a marker from a lower one (TRANSACTION_COORDINATOR_FENCED; `groupctl.coordinator.offsets.store`).
 
 Written (whole) by every accepted TxnOffsetCommit of the producer's open transaction, before the
 request is answered; deleted when the transaction's marker arrives (in the same store transaction
@@ -19,6 +24,7 @@ from groupctl.layout.codec import LayoutError, encode, is_number, read
 from groupctl.layout.offsets import OffsetEntry, check_entry
 
 VERSION = 1
+NO_COORDINATOR_EPOCH = -1
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,7 @@ class PendingOffsetsDocument:
 
     producer_epoch: int
     offsets: tuple[tuple[str, OffsetEntry], ...]
+    coordinator_epoch: int = NO_COORDINATOR_EPOCH
 
     @classmethod
     def decode(cls, path: str, data: Optional[bytes]) -> "PendingOffsetsDocument":
@@ -34,6 +41,9 @@ class PendingOffsetsDocument:
         epoch = document.get("producer_epoch")
         if isinstance(epoch, bool) or not isinstance(epoch, int):
             raise LayoutError(path, f'"producer_epoch" must be an integer, not {epoch!r}')
+        coordinator_epoch = document.get("coordinator_epoch", NO_COORDINATOR_EPOCH)
+        if isinstance(coordinator_epoch, bool) or not isinstance(coordinator_epoch, int):
+            raise LayoutError(path, f'"coordinator_epoch" must be an integer, not {coordinator_epoch!r}')
         topics = document.get("topics")
         if not isinstance(topics, dict):
             raise LayoutError(path, f'"topics" must be an object of topics, not {topics!r}')
@@ -47,7 +57,7 @@ class PendingOffsetsDocument:
             offsets.extend(
                 (topic, OffsetEntry(int(p), e["offset"], e["leader_epoch"], e["metadata"], e["commit_timestamp_ms"]))
                 for p, e in sorted(partitions.items(), key=lambda pe: int(pe[0])))
-        return cls(epoch, tuple(offsets))
+        return cls(epoch, tuple(offsets), coordinator_epoch)
 
     def encode(self) -> bytes:
         topics: dict[str, dict[str, dict[str, object]]] = {}
@@ -55,7 +65,11 @@ class PendingOffsetsDocument:
             topics.setdefault(topic, {})[str(e.partition)] = {
                 "offset": e.offset, "leader_epoch": e.leader_epoch, "metadata": e.metadata,
                 "commit_timestamp_ms": e.commit_timestamp_ms}
-        return encode({"version": VERSION, "producer_epoch": self.producer_epoch, "topics": topics})
+        document: dict[str, object] = {"version": VERSION, "producer_epoch": self.producer_epoch}
+        if self.coordinator_epoch != NO_COORDINATOR_EPOCH:
+            document["coordinator_epoch"] = self.coordinator_epoch
+        document["topics"] = topics
+        return encode(document)
 
 
 def producer_id_of(path: str, component: str) -> int:

@@ -21,7 +21,7 @@ from groupctl.log.config import LogConfig
 from groupctl.log.manager import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_SEGMENT_BYTES, LogManager
 from groupctl.log.partition import HIGH_WATERMARK, AppendResult, PartitionLog, Removal
 from groupctl.log.producer_ids import ProducerIdAllocator
-from groupctl.log.producers import ProducerStateManager
+from groupctl.log.producers import NO_GUARD, ProducerStateManager
 
 __all__ = [
     "AppendResult",
@@ -37,6 +37,7 @@ __all__ = [
     "LogError",
     "LogManager",
     "next_offset_after",
+    "NO_GUARD",
     "OffsetOutOfRangeError",
     "OutOfOrderSequenceError",
     "PartitionDeletedError",

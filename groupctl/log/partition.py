@@ -34,6 +34,10 @@ Invariants:
   older than the active segment is reopened at its first batch in the active segment, and one
   with none there is forgotten (its records count as stable, and its abort, if it comes, is not
   indexed), so a transaction must not stay open across a segment roll and a restart.
+- Verification (Kafka's maybeStartTransactionVerification): `start_verification` before asking
+  the transaction coordinator, the guard to `append` with no wait between the last check of the
+  log and the append; a marker in between voids the guard (`producers`), so the late batch is
+  refused (InvalidTxnStateError) instead of opening a transaction after the marker.
 - The log start offset only grows (DeleteRecords, retention) and lies in [first segment's base,
   log end]; at open it is max(checkpoint, first segment's base) (`checkpoints.py`). Every read
   follows it: `read` refuses offsets below it, `offset_for_timestamp` never answers one.
@@ -91,7 +95,7 @@ from groupctl.log.errors import (
     RecordTooLargeError,
 )
 from groupctl.log.markers import build_marker, parse_marker
-from groupctl.log.producers import CompletedTxn, ProducerStateManager
+from groupctl.log.producers import CompletedTxn, ProducerStateManager, VerificationGuard
 from groupctl.log.segment import STAGED_SUFFIX, Segment
 from groupctl.log.timestamps import stamp_log_append_time
 from groupctl.log.txnindex import AbortedTxn
@@ -262,14 +266,20 @@ class PartitionLog:
         """Honour `config` from the next append and retention pass on."""
         self.config = config
 
-    def append(self, data: bytes | bytearray | memoryview) -> AppendResult:
+    def start_verification(self, producer_id: int) -> VerificationGuard:
+        """The guard for a verification of the producer's transactional write, taken before the
+        transaction coordinator is asked (`ProducerStateManager.start_verification`)."""
+        return self.producers.start_verification(producer_id)
+
+    def append(self, data: bytes | bytearray | memoryview, guard: Optional[VerificationGuard] = None) -> AppendResult:
         """Validate produced record batches, assign them the next offsets and append them.
 
         Raises UnsupportedMagicError for legacy message sets, CorruptBatchError for anything
         else malformed, RecordTooLargeError for a batch above max.message.bytes,
         RecordBatchTooLargeError when the batches exceed segment.bytes, and
-        InvalidProducerEpochError / OutOfOrderSequenceError when the producer state refuses
-        the batches; nothing is written then. A duplicate of batches already appended is not
+        InvalidProducerEpochError / OutOfOrderSequenceError / InvalidTxnStateError when the
+        producer state refuses the batches (a transactional batch opening a transaction must
+        carry its producer's current `guard` unless the guard is None); nothing is written then. A duplicate of batches already appended is not
         written again: the result carries their original offsets and `duplicate=True`. With
         LogAppendTime the batches are stamped with the clock's time. Listeners run after a write.
         """
@@ -282,7 +292,7 @@ class PartitionLog:
         if len(data) > config.segment_bytes:
             raise RecordBatchTooLargeError(f"{len(data)} bytes of batches exceed segment.bytes {config.segment_bytes}")
         stored, assigned = assign_offsets(data, headers, self.log_end_offset, self.leader_epoch)
-        prepared = self.producers.prepare(assigned)
+        prepared = self.producers.prepare(assigned, guard)
         if prepared.duplicate is not None:
             first, last = prepared.duplicate
             return AppendResult(first, last, self.log_start_offset, duplicate=True)

@@ -27,7 +27,9 @@ batches of its epoch, oldest first, sequences consecutive (0 only after a marker
 epoch or for a producer known from a marker only); at most `max_producers` entries, the least
 recently appended evicted first. Open transactions are kept apart from the entries and never
 evicted (the transaction coordinator ends each one); they are in first-offset order, so the
-first one is the first unstable offset.
+first one is the first unstable offset. A guard is a fresh object compared by identity (a
+stale one never matches a later one); at most `max_producers` guards, the oldest dropped first
+(its append is refused, which is safe).
 
 Deliberate differences from Apache Kafka: no expiry by time (the log has no clock; the producer
 count bounds it); no snapshot files (`replay` rebuilds from the active segment only, see
@@ -129,6 +131,17 @@ class PreparedAppend:
     started: dict[int, int] = field(default_factory=dict)  # producer id -> first offset of its new transaction
 
 
+class VerificationGuard:
+    """One verification of a producer's transactional write (compared by identity)."""
+
+    __slots__ = ()
+
+
+NO_GUARD = VerificationGuard()
+"""The guard of a producer whose transaction was open when its verification started (Kafka's
+VerificationGuard.SENTINEL): it matches no producer's guard."""
+
+
 def _metadata(header: BatchHeader) -> BatchMetadata:
     return BatchMetadata(header.base_sequence, last_sequence(header.base_sequence, header.last_offset_delta),
                          header.base_offset, header.last_offset, header.max_timestamp)
@@ -139,6 +152,7 @@ class ProducerStateManager:
         self.max_producers = max_producers
         self._entries: dict[int, ProducerEntry] = {}  # least recently appended first
         self._ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction, in offset order
+        self._guards: dict[int, VerificationGuard] = {}  # producer id -> its verification's guard, oldest first
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -162,11 +176,27 @@ class ProducerStateManager:
         """The first offset of the earliest open transaction, None when none is open."""
         return next(iter(self._ongoing.values()), None)
 
-    def prepare(self, headers: Iterable[BatchHeader]) -> PreparedAppend:
-        """Check batches about to be appended (headers with their assigned offsets).
+    def start_verification(self, producer_id: int) -> VerificationGuard:
+        """The guard an append of the producer's transactional batches is to carry once the
+        transaction coordinator verified them: `NO_GUARD` while its transaction is open here,
+        else its current guard (a new one if it has none)."""
+        if producer_id in self._ongoing:
+            return NO_GUARD
+        guard = self._guards.get(producer_id)
+        if guard is None:
+            guard = self._guards[producer_id] = VerificationGuard()
+            while len(self._guards) > self.max_producers:
+                del self._guards[next(iter(self._guards))]
+        return guard
+
+    def prepare(self, headers: Iterable[BatchHeader], guard: Optional[VerificationGuard] = None) -> PreparedAppend:
+        """Check batches about to be appended (headers with their assigned offsets), verified
+        with `guard` (None: not checked).
 
         Raises InvalidProducerEpochError or OutOfOrderSequenceError when the append must be
-        refused; nothing changes until `commit`.
+        refused, InvalidTxnStateError for a non-transactional batch in an open transaction or a
+        transactional batch opening one without the producer's guard; nothing changes until
+        `commit`.
         """
         staged: dict[int, ProducerEntry] = {}
         started: dict[int, int] = {}
@@ -190,6 +220,9 @@ class ProducerStateManager:
                 raise InvalidTxnStateError(f"producer {header.producer_id} sent a non-transactional batch "
                                            f"while its transaction is open")
             if not in_txn and header.is_transactional:
+                if guard is not None and (guard is NO_GUARD or self._guards.get(header.producer_id) is not guard):
+                    raise InvalidTxnStateError(f"producer {header.producer_id}'s transactional batch was not "
+                                               f"verified in an open transaction (a marker came in between)")
                 started[header.producer_id] = header.base_offset
         if duplicates:
             if len(duplicates) != checked:
@@ -224,6 +257,8 @@ class ProducerStateManager:
         for producer_id, entry in prepared.updates.items():
             self._put(producer_id, entry)
         self._ongoing.update(prepared.started)
+        for producer_id in prepared.started:
+            self._guards.pop(producer_id, None)
 
     def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
         """Raise InvalidProducerEpochError or TransactionCoordinatorFencedError when a marker
@@ -249,6 +284,7 @@ class ProducerStateManager:
         entry = ProducerEntry(epoch, (), coordinator_epoch) if current is None else current.with_marker(
             epoch, coordinator_epoch)
         self._put(producer_id, entry)
+        self._guards.pop(producer_id, None)
         first = self._ongoing.pop(producer_id, None)
         if first is None:
             return None

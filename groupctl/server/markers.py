@@ -14,7 +14,8 @@ partition that does not exist UNKNOWN_TOPIC_OR_PARTITION; a partition this node 
 now (another node does, this node is still raising its leader epochs, or its group partition is
 loading or moving) NOT_LEADER_OR_FOLLOWER, which the coordinator retries at the leader it finds
 then; an epoch older than the producer's INVALID_PRODUCER_EPOCH, a coordinator epoch older than
-the last marker's TRANSACTION_COORDINATOR_FENCED; a log that cannot be opened or written
+the last marker's TRANSACTION_COORDINATOR_FENCED (a data partition's log and an offsets
+partition's store both keep it per producer); a log that cannot be opened or written
 KAFKA_STORAGE_ERROR.
 
 Invariants:
@@ -101,7 +102,8 @@ async def _complete_offsets(node: Any, marker: Marker, index: int) -> ErrorCode:
     if not 0 <= index < node.placement.partitions:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     try:
-        error = await node.complete_txn_partition(index, marker.producer_id, marker.producer_epoch, marker.commit)
+        error = await node.complete_txn_partition(index, marker.producer_id, marker.producer_epoch, marker.commit,
+                                                  marker.coordinator_epoch)
     except Exception as exc:  # noqa: BLE001 - the node's CoordinatorUnavailable: the store write failed
         log.warning("offsets partition %d did not take a transaction marker: %s", index, exc)
         return ErrorCode.NOT_LEADER_OR_FOLLOWER

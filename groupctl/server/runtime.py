@@ -545,7 +545,7 @@ class Node:
         return await self.call_groups(lambda core, token, now: core.trigger_rebalance(token, request, now))
 
     async def complete_txn_partition(self, partition: int, producer_id: int, producer_epoch: int,
-                                     commit: bool) -> ErrorCode:
+                                     commit: bool, coordinator_epoch: int) -> ErrorCode:
         """A transaction's marker for group partition `partition` (Kafka's `__consumer_offsets`
         partition; WriteTxnMarkers): in every group placed on it, the producer's pending offsets
         (TxnOffsetCommit) become committed offsets on commit, or are dropped on abort; durable
@@ -553,8 +553,10 @@ class Node:
         pending and answers NONE. Else NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS /
         COORDINATOR_NOT_AVAILABLE (this node does not serve the partition now) or
         INVALID_PRODUCER_EPOCH (a group holds pending offsets under a newer epoch; it is left as it
-        is). Raises CoordinatorUnavailable when the store write fails."""
-        request = CompleteTxnPartition(partition, producer_id, producer_epoch, commit)
+        is) or TRANSACTION_COORDINATOR_FENCED (the marker's coordinator epoch is below one the
+        partition accepted for the producer; nothing changes). Raises CoordinatorUnavailable when
+        the store write fails."""
+        request = CompleteTxnPartition(partition, producer_id, producer_epoch, commit, coordinator_epoch)
         return await self.call_groups(lambda core, token, now: core.complete_txn_partition(token, request, now))
 
     async def delete_topic(self, name: str) -> TopicRecord:

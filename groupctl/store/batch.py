@@ -147,7 +147,7 @@ class Batch:
         self.put(pending_producer_path(record.group, record.producer_id), PendingOffsetsDocument(
             record.producer_epoch,
             tuple((o.topic, OffsetEntry(o.partition, o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms))
-                  for o in record.offsets)))
+                  for o in record.offsets), record.coordinator_epoch))
 
     def _commit_offset(self, record: OffsetCommitRecord) -> None:
         self._ensure_group(record.group, record.commit_timestamp_ms)

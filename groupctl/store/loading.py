@@ -118,7 +118,7 @@ def _group_records(group: str, docs: dict[str, StoredDoc]) -> list[Record]:
             OffsetCommitRecord(group=group, topic=topic, partition=e.partition, offset=e.offset,
                                leader_epoch=e.leader_epoch, metadata=e.metadata,
                                commit_timestamp_ms=e.commit_timestamp_ms)
-            for topic, e in document.offsets)))
+            for topic, e in document.offsets), document.coordinator_epoch))
     return records
 
 

@@ -149,7 +149,7 @@ def test_a_journal_the_core_wrote_for_a_commit_and_an_abort_audits_clean(spark, 
     h = Harness()
     for epoch, offset, commit in ((0, 10, True), (0, 20, False), (0, 20, True), (1, 30, False)):
         h.ask("txn_commit_offsets", TxnCommitOffsets("g", 7, 0, -1, "", None, (PartitionOffset("t", 0, offset),)))
-        assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, epoch, commit)) is ErrorCode.NONE
+        assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, epoch, commit, 0)) is ErrorCode.NONE
     writer = JournalWriter(tmp_path / "journal")
     writer.append([event for result in h.results for event in result.events])
     writer.close()

@@ -92,7 +92,7 @@ def fetch(node, require_stable: bool, group: str = "etl") -> dict[int, tuple[int
 def complete(node, producer, commit: bool) -> ErrorCode:
     """The transaction's marker on etl's offsets partition, as WriteTxnMarkers writes it."""
     return node.call(node.node.complete_txn_partition(group_partition("etl"), producer.producer_id,
-                                                      producer.producer_epoch, commit))
+                                                      producer.producer_epoch, commit, 0))
 
 
 @pytest.mark.parametrize("version", [3, 4, 5])

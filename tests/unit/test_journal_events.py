@@ -231,7 +231,7 @@ def test_a_commit_marker_is_txn_offsets_completed_then_an_offset_commit_per_offs
     h.commit("g", -1, "", PartitionOffset("t", 1, 25))  # later than the held offset: it stays
     h.timer.advance(5)
     before = len(events(h))
-    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 0, True)) is ErrorCode.NONE
+    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 0, True, 0)) is ErrorCode.NONE
     completed, visible = events(h)[before:]
     assert completed == {
         "v": 1, "ts": START_MS + 10, "node": 0, "event": "txn_offsets_completed", "group": "g", "producer_id": 7,
@@ -245,13 +245,13 @@ def test_a_commit_marker_is_txn_offsets_completed_then_an_offset_commit_per_offs
 def test_an_abort_marker_is_txn_offsets_completed_alone_and_a_retried_or_stale_marker_is_no_event():
     h = Harness()
     h.ask("txn_commit_offsets", TxnCommitOffsets("g", 7, 1, -1, "", None, (PartitionOffset("t", 0, 10),)))
-    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 0, False)) is ErrorCode.INVALID_PRODUCER_EPOCH
+    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 0, False, 0)) is ErrorCode.INVALID_PRODUCER_EPOCH
     before = len(events(h))
-    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 2, False)) is ErrorCode.NONE  # a fenced producer's abort
+    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 2, False, 0)) is ErrorCode.NONE  # a fenced producer's abort
     (aborted,) = events(h)[before:]
     assert (aborted["event"], aborted["outcome"], aborted["producer_epoch"], aborted["partitions"]) == (
         "txn_offsets_completed", "abort", 2, [{"topic": "t", "partition": 0, "offset": 10}])
-    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 2, True)) is ErrorCode.NONE
+    assert h.ask("complete_txn_partition", CompleteTxnPartition(group_partition("g"), 7, 2, True, 0)) is ErrorCode.NONE
     assert len(events(h)) == before + 1
 
 

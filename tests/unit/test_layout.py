@@ -36,6 +36,7 @@ from groupctl.layout.paths import (
     transaction_path,
 )
 from groupctl.layout.offsets import OffsetsDocument
+from groupctl.layout.pending_offsets import NO_COORDINATOR_EPOCH, PendingOffsetsDocument
 from groupctl.layout.rebalance_requests import RebalanceRequest
 from groupctl.layout.topics import TopicDocument
 from groupctl.layout.transactions import TransactionDocument
@@ -404,3 +405,13 @@ def test_config_paths_are_kafkas_sanitized_names():
     assert config_path(CONFIG_TOPICS, "orders") == "/config/topics/orders"
     assert config_path(CONFIG_BROKERS, "<default>") == "/config/brokers/<default>"
     assert config_path(CONFIG_GROUPS, "a/b~") == "/config/groups/a%2Fb%7E"
+
+
+def test_a_pending_offsets_document_without_a_coordinator_epoch_reads_as_none_known():
+    old = b'{"version": 1, "producer_epoch": 2, "topics": {}}'
+    assert PendingOffsetsDocument.decode("/p", old).coordinator_epoch == NO_COORDINATOR_EPOCH
+    assert PendingOffsetsDocument.decode("/p", old).encode() == PendingOffsetsDocument(2, ()).encode()
+    fenced = PendingOffsetsDocument(2, (), coordinator_epoch=7)
+    assert PendingOffsetsDocument.decode("/p", fenced.encode()) == fenced
+    with pytest.raises(LayoutError):
+        PendingOffsetsDocument.decode("/p", b'{"version": 1, "producer_epoch": 2, "coordinator_epoch": "x", "topics": {}}')

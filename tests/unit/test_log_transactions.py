@@ -15,6 +15,7 @@ from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
 from groupctl.log import (
+    NO_GUARD,
     InvalidProducerEpochError,
     InvalidTxnStateError,
     PartitionLog,
@@ -367,3 +368,51 @@ def test_a_torn_last_entry_of_a_transaction_index_is_dropped_when_it_is_loaded(t
     reopened = open_log(tmp_path, segment_bytes=100)
     assert reopened.aborted_transactions(0, reopened.log_end_offset) == [AbortedTxn(7, 0, 1, 2)]
     assert index.read_bytes() == whole
+
+
+# -- verification guards (KIP-890 part 1) -----------------------------------------------------
+
+
+def test_a_verified_batch_opens_the_transaction_with_the_guard_taken_before_the_verification():
+    log = open_log(None)
+    guard = log.start_verification(7)
+    log.append(batch(7, 0, 0), guard)
+    assert log.producers.ongoing == {7: 0}
+
+
+def test_a_marker_written_during_the_verification_voids_its_guard():
+    log = open_log(None)
+    guard = log.start_verification(7)
+    log.append_marker(7, 0, False, 0)  # the transaction aborted while the coordinator was asked
+    with pytest.raises(InvalidTxnStateError):
+        log.append(batch(7, 0, 0), guard)
+    assert log.producers.ongoing == {} and log.log_end_offset == 1
+
+
+def test_a_guard_taken_before_a_marker_does_not_match_the_next_verifications_guard():
+    log = open_log(None)
+    stale = log.start_verification(7)
+    log.append_marker(7, 0, False, 0)
+    fresh = log.start_verification(7)
+    with pytest.raises(InvalidTxnStateError):
+        log.append(batch(7, 0, 0), stale)
+    log.append(batch(7, 0, 0), fresh)
+    assert log.producers.ongoing == {7: 1}
+
+
+def test_a_producer_with_an_open_transaction_appends_only_while_that_transaction_is_open():
+    log = open_log(None)
+    log.append(batch(7, 0, 0), log.start_verification(7))
+    guard = log.start_verification(7)
+    log.append(batch(7, 0, 1), guard)  # still open: no question needed
+    log.append_marker(7, 0, True, 0)
+    with pytest.raises(InvalidTxnStateError):
+        log.append(batch(7, 0, 2), guard)  # the marker closed the transaction it was open in
+
+
+def test_an_unverified_transactional_batch_cannot_open_a_transaction_when_verification_is_asked_for():
+    log = open_log(None)
+    with pytest.raises(InvalidTxnStateError):
+        log.append(batch(7, 0, 0), NO_GUARD)
+    log.append(plain(), NO_GUARD)  # non-transactional data needs no verification
+    assert log.log_end_offset == 1

@@ -9,11 +9,13 @@ from __future__ import annotations
 from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.placement import group_partition
 from groupctl.coordinator.offsets.messages import (
+    NO_TXN_GUARD,
     CommittedOffset,
     CompleteTxnPartition,
     DeleteOffsets,
     FetchOffsets,
     PartitionOffset,
+    StartTxnVerification,
     TxnCommitOffsets,
 )
 from groupctl.coordinator.records import (
@@ -30,14 +32,16 @@ PID = 1000
 
 
 def txn_commit(h: Harness, *offsets: PartitionOffset, group: str = "g", generation: int = -1, member: str = "",
-               instance=None, producer_id: int = PID, epoch: int = 0) -> list[ErrorCode]:
-    request = TxnCommitOffsets(group, producer_id, epoch, generation, member, instance, offsets or (P0,))
+               instance=None, producer_id: int = PID, epoch: int = 0, guard=None) -> list[ErrorCode]:
+    request = TxnCommitOffsets(group, producer_id, epoch, generation, member, instance, offsets or (P0,), guard)
     return [p.error for p in h.ask("txn_commit_offsets", request).partitions]
 
 
-def complete(h: Harness, commit: bool, group: str = "g", producer_id: int = PID, epoch: int = 0) -> ErrorCode:
+def complete(h: Harness, commit: bool, group: str = "g", producer_id: int = PID, epoch: int = 0,
+             coordinator_epoch: int = 0) -> ErrorCode:
     """The transaction's marker on the offsets partition the group is placed on."""
-    return h.ask("complete_txn_partition", CompleteTxnPartition(group_partition(group), producer_id, epoch, commit))
+    return h.ask("complete_txn_partition", CompleteTxnPartition(group_partition(group), producer_id, epoch, commit,
+                                                                coordinator_epoch))
 
 
 def fetch(h: Harness, require_stable: bool, partitions=(("t", 0), ("t", 1)), group: str = "g"):
@@ -172,11 +176,91 @@ def test_replayed_pending_records_restore_the_transaction_after_a_takeover():
     assert fetch(again, True).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
 
 
+# --- verification guards (KIP-890 part 1) -------------------------------------------------------
+
+
+def start_verification(h: Harness, group: str = "g", producer_id: int = PID) -> int:
+    return h.ask("start_txn_verification", StartTxnVerification(group, producer_id))
+
+
+def test_a_commit_carrying_the_guard_taken_before_its_verification_is_held():
+    h = Harness()
+    assert txn_commit(h, P0, guard=start_verification(h)) == [ErrorCode.NONE]
+    assert fetch(h, True).offsets[0].error is ErrorCode.UNSTABLE_OFFSET_COMMIT
+
+
+def test_a_marker_reaching_the_group_during_the_verification_voids_the_guard():
+    h = Harness()
+    guard = start_verification(h)
+    assert complete(h, commit=False) is ErrorCode.NONE  # the transaction aborted meanwhile
+    assert txn_commit(h, P0, guard=guard) == [ErrorCode.INVALID_TXN_STATE]
+    assert dict(h.core.pending_offsets("g")) == {}
+    assert txn_commit(h, P0, guard=start_verification(h)) == [ErrorCode.NONE]  # the next verification's
+
+
+def test_a_producer_whose_offsets_are_held_commits_more_only_while_they_are_still_held():
+    h = Harness()
+    assert txn_commit(h, P0, guard=start_verification(h)) == [ErrorCode.NONE]
+    guard = start_verification(h)
+    assert guard == NO_TXN_GUARD
+    assert txn_commit(h, P1, guard=guard) == [ErrorCode.NONE]
+    assert complete(h, commit=True) is ErrorCode.NONE
+    assert txn_commit(h, P1, guard=guard) == [ErrorCode.INVALID_TXN_STATE]
+
+
+def test_an_unverified_commit_cannot_start_holding_offsets():
+    h = Harness()
+    assert txn_commit(h, P0, guard=NO_TXN_GUARD) == [ErrorCode.INVALID_TXN_STATE]
+
+
+# --- coordinator epochs (a zombie coordinator's stale marker) ------------------------------------
+
+
+def test_a_marker_from_a_lower_coordinator_epoch_than_one_accepted_is_fenced_and_changes_nothing():
+    h = Harness()
+    txn_commit(h, P0)
+    assert complete(h, commit=True, coordinator_epoch=3) is ErrorCode.NONE  # T1
+    txn_commit(h, PartitionOffset("t", 0, 99))  # T2, same producer epoch
+    records = len(h.records)
+    assert complete(h, commit=True, coordinator_epoch=2) is ErrorCode.TRANSACTION_COORDINATOR_FENCED
+    assert len(h.records) == records
+    assert fetch(h, True).offsets[0].error is ErrorCode.UNSTABLE_OFFSET_COMMIT
+    assert complete(h, commit=False, coordinator_epoch=3) is ErrorCode.NONE  # T2's own abort
+    assert fetch(h, True).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+
+
+def test_a_marker_with_nothing_pending_still_raises_the_fence_for_the_next_transaction():
+    h = Harness()
+    assert complete(h, commit=True, coordinator_epoch=5) is ErrorCode.NONE
+    txn_commit(h, P0)
+    assert h.records[-1].coordinator_epoch == 5
+    assert complete(h, commit=True, coordinator_epoch=4) is ErrorCode.TRANSACTION_COORDINATOR_FENCED
+
+
+def test_the_fence_a_pending_record_carries_holds_after_a_takeover():
+    h = Harness()
+    assert complete(h, commit=True, coordinator_epoch=5) is ErrorCode.NONE
+    txn_commit(h, P0)
+    again = Harness()
+    again.absorb(again.core.load(list(h.records), again.now, "test"))
+    assert complete(again, commit=True, coordinator_epoch=4) is ErrorCode.TRANSACTION_COORDINATOR_FENCED
+    assert complete(again, commit=True, coordinator_epoch=6) is ErrorCode.NONE
+    assert fetch(again, True).offsets[0] == CommittedOffset("t", 0, 42, 3, "m")
+
+
+def test_a_marker_on_another_offsets_partition_does_not_raise_this_ones_fence():
+    other = next(g for g in (f"o{i}" for i in range(500)) if group_partition(g) != group_partition("g"))
+    h = Harness()
+    assert complete(h, commit=True, group=other, coordinator_epoch=9) is ErrorCode.NONE
+    txn_commit(h, P0)
+    assert complete(h, commit=True, coordinator_epoch=1) is ErrorCode.NONE
+
+
 # --- consumer groups (KIP-848) ------------------------------------------------------------------
 
 def consumer_txn_commit(node: Node, member: str, epoch: int) -> list[ErrorCode]:
     request = TxnCommitOffsets("g", PID, 0, epoch, member, None, (PartitionOffset("orders", 0, 42),))
-    result = node.store.txn_commit("token", request, node.harness.now)
+    result = node.store.txn_commit("token", request, group_partition("g"), node.harness.now)
     (reply,) = result.replies
     return [p.error for p in reply.response.partitions]
 
@@ -190,7 +274,7 @@ def test_a_consumer_member_commits_transactionally_at_its_member_epoch_and_a_sta
     assert consumer_txn_commit(node, "ghost", epoch) == [ErrorCode.UNKNOWN_MEMBER_ID]
     assert consumer_txn_commit(node, "", -1) == [ErrorCode.UNKNOWN_MEMBER_ID]
     assert node.fetch().offsets == (CommittedOffset("orders", 0, -1),)
-    marker = CompleteTxnPartition(group_partition("g"), PID, 0, True)
+    marker = CompleteTxnPartition(group_partition("g"), PID, 0, True, 0)
     (reply,) = node.store.complete_txn_partition("token", marker, lambda group: True, node.harness.now).replies
     assert reply.response is ErrorCode.NONE
     assert node.fetch().offsets == (CommittedOffset("orders", 0, 42),)

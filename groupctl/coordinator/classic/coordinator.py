@@ -66,6 +66,7 @@ from groupctl.coordinator.offsets.messages import (
     FetchOffsets,
     FetchOffsetsResult,
     PartitionError,
+    StartTxnVerification,
     TxnCommitOffsets,
 )
 from groupctl.coordinator.classic.state import GroupState
@@ -140,7 +141,11 @@ class GroupCoordinator:
         if error:
             return Result().reply(token, CommitOffsetsResult(
                 tuple(PartitionError(o.topic, o.partition, error) for o in req.offsets)))
-        return self._core.offsets.txn_commit(token, req, now_ms)
+        return self._core.offsets.txn_commit(token, req, self.placement.partition_of(req.group_id), now_ms)
+
+    def start_txn_verification(self, token: Hashable, req: StartTxnVerification, now_ms: int) -> Result:
+        """Reply: the guard the producer's TxnOffsetCommit is to carry (an int)."""
+        return self._core.offsets.start_txn_verification(token, req)
 
     def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, now_ms: int) -> Result:
         """Reply: ErrorCode (the placement's when this node does not serve the partition)."""

@@ -54,6 +54,22 @@ class TxnCommitOffsets:
     member_id: str
     group_instance_id: Optional[str]
     offsets: tuple[PartitionOffset, ...]
+    # the guard `StartTxnVerification` gave before the transaction coordinator was asked (None: not checked)
+    verification_guard: Optional[int] = None
+
+
+NO_TXN_GUARD = 0
+"""The guard of a producer whose offsets the group held already when its verification started
+(Kafka's VerificationGuard.SENTINEL): it lets the commit in only while they are still held."""
+
+
+@dataclass(frozen=True)
+class StartTxnVerification:
+    """Before a TxnOffsetCommit's transaction is verified: the guard its commit is to carry
+    (Kafka's maybeStartTransactionVerification on the group's `__consumer_offsets` partition)."""
+
+    group_id: str
+    producer_id: int
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,7 @@ class CompleteTxnPartition:
     producer_id: int
     producer_epoch: int
     commit: bool
+    coordinator_epoch: int  # the transaction coordinator's epoch that wrote the marker
 
 
 @dataclass(frozen=True)

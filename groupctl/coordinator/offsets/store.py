@@ -46,6 +46,30 @@ Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending of
   (Kafka keeps the later of the two in log order), and deletes the pending record in the same
   records; abort deletes it. A producer with nothing pending: nothing to do (a retried marker).
   A marker older than the pending epoch: INVALID_PRODUCER_EPOCH, nothing changes.
+- Verification (KIP-890 part 1; Kafka's VerificationGuard on the `__consumer_offsets` log): the
+  TxnOffsetCommit handler takes a guard per (group, producer id) (`start_txn_verification`)
+  before it asks the transaction coordinator, and the commit carries it; a commit that would
+  start holding offsets for the producer (none held for it in the group) is refused with
+  INVALID_TXN_STATE unless it carries the current guard. Accepting a commit or a marker of the
+  group's partition for the producer clears it, so a verification answered before the marker
+  cannot hold offsets after it (OffsetFetch would answer UNSTABLE_OFFSET_COMMIT until the
+  producer's next transaction's marker, which would then commit them). Guards are fresh integers
+  (never reused); at most `MAX_VERIFICATIONS`, the oldest dropped first (its commit is refused,
+  which is safe); they go with their group (`drop_group`, `unload`).
+- Coordinator epochs (Kafka fences them in the `__consumer_offsets` log's producer state): the
+  store remembers, per (offsets partition, producer id), the highest coordinator epoch of a
+  marker it accepted, and a marker from a lower one answers TRANSACTION_COORDINATOR_FENCED with
+  nothing changed. With transaction.version 1 the producer epoch stays the same from one
+  transaction to the next, so without this a zombie coordinator (or a delayed WriteTxnMarkers)
+  resending the last transaction's commit would commit the next transaction's offsets even if
+  that one aborts. A PendingOffsetsRecord carries the floor known when it was written
+  (`coordinator_epoch`), so the node that loads the group after a takeover fences the same
+  markers for the offsets it holds. Deliberate difference from Kafka (whose producer state is in
+  the log and its snapshots): the floor is only in memory until a TxnOffsetCommit writes it into
+  a pending record, so after this node restarts, or another takes the partition over, before the
+  producer's next TxnOffsetCommit, a stale marker from a lower coordinator epoch is not fenced
+  for the offsets held after that (at most `MAX_MARKER_EPOCHS` producers are remembered, the
+  least recent dropped first, with the same gap).
   The marker is that of one offsets partition (Kafka replays a marker on a
   `__consumer_offsets` partition for every group there): the groups to complete are the ones
   holding the producer's pending offsets, so nothing has to remember which groups a transaction
@@ -62,6 +86,7 @@ Transactional offsets (KIP-98, KIP-447; Kafka's OffsetMetadataManager pending of
 
 from __future__ import annotations
 
+import itertools
 from types import MappingProxyType
 from typing import Callable, Hashable, Iterable, Mapping, Optional, Protocol, Union
 
@@ -77,6 +102,7 @@ from groupctl.coordinator.journal import (
 )
 from groupctl.coordinator.offsets.messages import (
     MEMBER_EPOCH_COMMIT_VERSION,
+    NO_TXN_GUARD,
     CommitOffsets,
     CommitOffsetsResult,
     CommittedOffset,
@@ -86,6 +112,7 @@ from groupctl.coordinator.offsets.messages import (
     FetchOffsets,
     FetchOffsetsResult,
     PartitionError,
+    StartTxnVerification,
     TxnCommitOffsets,
 )
 from groupctl.coordinator.records import (
@@ -98,6 +125,12 @@ from groupctl.coordinator.results import Result
 
 OFFSET_METADATA_MAX_CHARS = 4096
 """offset.metadata.max.bytes: longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE."""
+
+MAX_VERIFICATIONS = 10_000
+"""How many (group, producer id) verification guards the store keeps at most."""
+
+MAX_MARKER_EPOCHS = 10_000
+"""How many (offsets partition, producer id) coordinator epochs the store remembers at most."""
 
 OffsetRecord = Union[OffsetCommitRecord, OffsetTombstone, PendingOffsetsRecord, PendingOffsetsTombstone]
 
@@ -140,6 +173,10 @@ class OffsetStore:
         self._create_group = create_group
         self._offsets: dict[str, dict[tuple[str, int], OffsetCommitRecord]] = {}
         self._pending: dict[str, dict[int, PendingOffsetsRecord]] = {}  # group -> producer id -> offsets
+        # (offsets partition, producer id) -> highest coordinator epoch of an accepted marker, least recent first
+        self._marker_epochs: dict[tuple[int, int], int] = {}
+        self._verifications: dict[tuple[str, int], int] = {}  # (group, producer id) -> guard, oldest first
+        self._guards = itertools.count(NO_TXN_GUARD + 1)
 
     def committed(self, group_id: str) -> Mapping[tuple[str, int], OffsetCommitRecord]:
         """The group's committed offsets (read-only; empty for an unknown group)."""
@@ -204,9 +241,24 @@ class OffsetStore:
                 for a in answers)
         return Result().reply(token, FetchOffsetsResult(ErrorCode.NONE, answers))
 
-    def txn_commit(self, token: Hashable, req: TxnCommitOffsets, now_ms: int) -> Result:
+    def start_txn_verification(self, token: Hashable, req: StartTxnVerification) -> Result:
+        """Reply: the guard the producer's TxnOffsetCommit to the group is to carry once its
+        transaction is verified: NO_TXN_GUARD while the group holds offsets of the producer,
+        else its current guard (a new one if it has none)."""
+        key = (req.group_id, req.producer_id)
+        if req.producer_id in self._pending.get(req.group_id, {}):
+            return Result().reply(token, NO_TXN_GUARD)
+        guard = self._verifications.get(key)
+        if guard is None:
+            guard = self._verifications[key] = next(self._guards)
+            while len(self._verifications) > MAX_VERIFICATIONS:
+                del self._verifications[next(iter(self._verifications))]
+        return Result().reply(token, guard)
+
+    def txn_commit(self, token: Hashable, req: TxnCommitOffsets, partition: int, now_ms: int) -> Result:
         """Reply: CommitOffsetsResult; records: the producer's PendingOffsetsRecord when any
-        partition was accepted."""
+        partition was accepted (carrying the coordinator epoch floor of the group's offsets
+        `partition` for the producer)."""
         out = Result()
         group = self._group(req.group_id)
         held = self._pending.get(req.group_id, {}).get(req.producer_id)
@@ -219,6 +271,8 @@ class OffsetStore:
                 error = ErrorCode.ILLEGAL_GENERATION
         if error is ErrorCode.NONE and held is not None and req.producer_epoch < held.producer_epoch:
             error = ErrorCode.INVALID_PRODUCER_EPOCH
+        if error is ErrorCode.NONE and held is None and not self._guarded(req):
+            error = ErrorCode.INVALID_TXN_STATE
         pending = {(o.topic, o.partition): o for o in held.offsets} if held is not None else {}
         answers = []
         accepted = False
@@ -237,21 +291,44 @@ class OffsetStore:
                     partition=p.partition, offset=p.offset))
             answers.append(PartitionError(p.topic, p.partition, partition_error))
         if accepted:
+            self._verifications.pop((req.group_id, req.producer_id), None)
+            floor = max(self._marker_epochs.get((partition, req.producer_id), -1),
+                        -1 if held is None else held.coordinator_epoch)
             out.records.append(PendingOffsetsRecord(req.group_id, req.producer_id, req.producer_epoch,
-                                                    tuple(pending[key] for key in sorted(pending))))
+                                                    tuple(pending[key] for key in sorted(pending)), floor))
         self._replay_all(out.records)
         return out.reply(token, CommitOffsetsResult(tuple(answers)))
+
+    def _guarded(self, req: TxnCommitOffsets) -> bool:
+        """Whether a commit starting to hold the producer's offsets carries its current guard."""
+        guard = req.verification_guard
+        return guard is None or (guard != NO_TXN_GUARD
+                                 and self._verifications.get((req.group_id, req.producer_id)) == guard)
 
     def complete_txn_partition(self, token: Hashable, req: CompleteTxnPartition, placed: Callable[[str], bool],
                                now_ms: int) -> Result:
         """The marker of an offsets partition: every group `placed` on it that holds pending
         offsets of the producer is completed, in one result (on commit the OffsetCommitRecords made
-        visible, then the PendingOffsetsTombstone; on abort the tombstone alone). Reply: NONE, or
-        INVALID_PRODUCER_EPOCH when some group holds them under a newer epoch (that group is left
-        as it is, the others are completed)."""
+        visible, then the PendingOffsetsTombstone; on abort the tombstone alone). Reply: NONE,
+        TRANSACTION_COORDINATOR_FENCED when the marker's coordinator epoch is below one this
+        partition accepted for the producer (nothing changes), or INVALID_PRODUCER_EPOCH when
+        some group holds them under a newer epoch (that group is left as it is, the others are
+        completed)."""
         out = Result()
+        groups = sorted(g for g, held in self._pending.items() if req.producer_id in held and placed(g))
+        key = (req.partition, req.producer_id)
+        floor = max([self._marker_epochs.get(key, -1)]
+                    + [self._pending[g][req.producer_id].coordinator_epoch for g in groups])
+        if req.coordinator_epoch < floor:
+            return out.reply(token, ErrorCode.TRANSACTION_COORDINATOR_FENCED)
+        self._marker_epochs.pop(key, None)
+        self._marker_epochs[key] = req.coordinator_epoch
+        while len(self._marker_epochs) > MAX_MARKER_EPOCHS:
+            del self._marker_epochs[next(iter(self._marker_epochs))]
+        for voided in [k for k in self._verifications if k[1] == req.producer_id and placed(k[0])]:
+            del self._verifications[voided]
         error = ErrorCode.NONE
-        for group_id in sorted(g for g, held in self._pending.items() if req.producer_id in held and placed(g)):
+        for group_id in groups:
             refused = self._complete(out, group_id, req.producer_id, req.producer_epoch, req.commit, now_ms)
             error = refused if refused is not ErrorCode.NONE else error
         self._replay_all(out.records)
@@ -292,7 +369,8 @@ class OffsetStore:
                 kept = tuple(o for o in held.offsets if not doomed(o.topic, o.partition))
                 if len(kept) == len(held.offsets):
                     continue
-                records.append(PendingOffsetsRecord(group_id, producer_id, held.producer_epoch, kept) if kept
+                records.append(PendingOffsetsRecord(group_id, producer_id, held.producer_epoch, kept,
+                                                    held.coordinator_epoch) if kept
                                else PendingOffsetsTombstone(group_id, producer_id))
         return records
 
@@ -378,6 +456,7 @@ class OffsetStore:
         says so)."""
         self._offsets.pop(group_id, None)
         self._pending.pop(group_id, None)
+        self._drop_verifications(lambda g: g == group_id)
 
     def unload(self, belongs: Callable[[str], bool]) -> None:
         """Forget the offsets of every group for which `belongs(group_id)` holds (this node gave
@@ -386,6 +465,11 @@ class OffsetStore:
             del self._offsets[group_id]
         for group_id in [g for g in self._pending if belongs(g)]:
             del self._pending[group_id]
+        self._drop_verifications(belongs)
+
+    def _drop_verifications(self, belongs: Callable[[str], bool]) -> None:
+        for key in [k for k in self._verifications if belongs(k[0])]:
+            del self._verifications[key]
 
     def _replay_all(self, records: Iterable[OffsetRecord]) -> None:
         for record in records:

@@ -27,17 +27,13 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.handlers.acl_checks import TOPIC, allowed
-from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, topic_by_name
+from groupctl.server.handlers.local_partitions import Failures, answer_with_open_logs, partition_log, topic_by_name
 from groupctl.server.topics import topic_name_error
 
 
 @api(key=61, versions=(0, 0))
 async def handle_describe_producers(ctx: Any, request: Any) -> Any:
-    topics, to_open = _answer(ctx, request, NO_FAILURES)
-    failed: Failures = NO_FAILURES
-    while to_open:
-        failed = await open_logs(ctx, to_open, failed)
-        topics, to_open = _answer(ctx, request, failed)
+    topics = await answer_with_open_logs(ctx, lambda failed: _answer(ctx, request, failed))
     return ctx.respond(throttle_time_ms=0, topics=topics)
 
 

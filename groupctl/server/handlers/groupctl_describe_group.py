@@ -21,7 +21,8 @@ Answers:
   answers at once with the stored document, and the next one is told NOT_COORDINATOR.
 
 Authorization (`--authorizer`): Describe on the group, as for DescribeGroups, else
-GROUP_AUTHORIZATION_FAILED and a null document.
+GROUP_AUTHORIZATION_FAILED and a null document; v1's pending offsets list only the topics the
+principal may Describe, as OffsetFetch filters a group's offsets.
 
 Long-polling: with `after_generation` >= 0 and `max_wait_ms` > 0 the answer waits until the
 stored generation is greater than `after_generation`, the group is deleted (GROUP_ID_NOT_FOUND),
@@ -38,7 +39,7 @@ from groupctl.protocol.extensions import DESCRIBE_GROUP_KEY
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
-from groupctl.server.handlers.acl_checks import GROUP, allowed
+from groupctl.server.handlers.acl_checks import GROUP, TOPIC, allowed, allowed_names
 from groupctl.store.base import StoreError
 
 MAX_WAIT_MS = 30_000
@@ -73,7 +74,9 @@ def _pending(ctx: RequestContext, group_id: str) -> list[Any]:
         return []
     entry = ctx.response_class.PendingOffset
     held = ctx.node.core.pending_offsets(group_id)
+    described = allowed_names(ctx, Operation.DESCRIBE, TOPIC, {o.topic for r in held.values() for o in r.offsets})
     return [entry(producer_id=producer_id, producer_epoch=held[producer_id].producer_epoch, topic=o.topic,
                   partition=o.partition, offset=o.offset)
             for producer_id in sorted(held) for o in sorted(held[producer_id].offsets,
-                                                            key=lambda o: (o.topic, o.partition))]
+                                                            key=lambda o: (o.topic, o.partition))
+            if o.topic in described]

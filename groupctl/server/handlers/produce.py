@@ -25,7 +25,12 @@ transaction answers INVALID_TXN_STATE, a producer the transactional id no longer
 INVALID_PRODUCER_EPOCH, and a coordinator that cannot answer now (moving, loading, completing
 the previous transaction, unreachable) NOT_ENOUGH_REPLICAS, which clients retry, as Kafka's
 ReplicaManager answers them. With the coordinator on another node, a producer's transaction
-already open in the partition's log is not verified again, as in Kafka. The topic's configs apply
+already open in the partition's log is not verified again, as in Kafka. The topic's Write ACL
+and the partition's leadership are checked before the verification (as Kafka authorizes
+first), and the verification is guarded as Kafka's (`groupctl.log.producers`: the log's guard
+is taken before the coordinator is asked and the append must present it): a transaction marker
+written while the question was out voids it, and the batch answers INVALID_TXN_STATE instead of
+opening a transaction after the marker that no coordinator knows. The topic's configs apply
 as in Kafka (`groupctl.log.config`): a batch larger than max.message.bytes answers
 MESSAGE_TOO_LARGE and a partition's batches larger than segment.bytes RECORD_LIST_TOO_LARGE;
 with message.timestamp.type=LogAppendTime the log stamps the batches and log_append_time_ms
@@ -36,7 +41,9 @@ TOPIC_AUTHORIZATION_FAILED (before the unknown-topic check; a v13 topic id that 
 is UNKNOWN_TOPIC_ID); with a transactional id, Write on the TransactionalId, else every partition
 answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
-Deliberate differences from Apache Kafka: malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
+Deliberate differences from Apache Kafka: a transactional batch in a request without a
+transactional id is appended unverified (Kafka answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+malformed batches answer CORRUPT_MESSAGE (Kafka 2.5+:
 INVALID_RECORD), legacy message sets UNSUPPORTED_FOR_MESSAGE_FORMAT, and one or more batches per
 partition are accepted (Kafka: exactly one from v3); a verification's TRANSACTION_ABORTABLE
 answers INVALID_TXN_STATE at every version (Kafka passes it on to v11+, which only
@@ -55,6 +62,7 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.log import (
     CorruptBatchError,
     InvalidProducerEpochError,
+    NO_GUARD,
     InvalidTxnStateError,
     OutOfOrderSequenceError,
     RecordBatchTooLargeError,
@@ -65,7 +73,7 @@ from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.log.batches import HEADER_SIZE, parse_header
 from groupctl.server.handlers.acl_checks import TOPIC, TRANSACTIONAL_ID, allowed
-from groupctl.server.handlers.local_partitions import NO_FAILURES, Failures, open_logs, partition_log, requested_topic
+from groupctl.server.handlers.local_partitions import Failures, answer_with_open_logs, partition_log, requested_topic
 from groupctl.server.txn_verification import verify
 
 log = logging.getLogger(__name__)
@@ -93,12 +101,11 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
         targets = None
         refusal = ErrorCode.INVALID_REQUIRED_ACKS
     else:
-        verdicts = await _verify(ctx, request, by_id, transactional_id)
-        targets, to_open = _targets(ctx, request, by_id, NO_FAILURES)
-        failed: Failures = NO_FAILURES
-        while to_open:  # no await between the last pass and the appends: the logs stay open
-            failed = await open_logs(ctx, to_open, failed)
-            targets, to_open = _targets(ctx, request, by_id, failed)
+        targets = await answer_with_open_logs(ctx, lambda failed: _targets(ctx, request, by_id, failed))
+        guards, asks = _start_verifications(ctx, request, targets, transactional_id)
+        verdicts = await _verify(ctx, transactional_id, asks)
+        if asks:  # the verification awaited: ask for the logs again (no await after this pass)
+            targets = await answer_with_open_logs(ctx, lambda failed: _targets(ctx, request, by_id, failed))
     responses = []
     for t, topic in enumerate(request.topic_data):
         partitions = []
@@ -113,7 +120,7 @@ async def handle_produce(ctx: Any, request: Any) -> Any:
                 partitions.append(answer(data.index, error))
                 continue
             try:
-                appended = partition.append(data.records or b"")
+                appended = partition.append(data.records or b"", _guard(guards, partition, transactional_id))
             except UnsupportedMagicError:
                 partitions.append(answer(data.index, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT))
             except CorruptBatchError:
@@ -154,34 +161,50 @@ _PRODUCE_ANSWERS = {
 retriable ones become NOT_ENOUGH_REPLICAS, which every client retries without a metadata refresh)."""
 
 
-async def _verify(ctx: Any, request: Any, by_id: bool, transactional_id: Any) -> dict[tuple[str, int], ErrorCode]:
-    """The partitions this node leads whose data starts with a transactional batch, verified at
-    the transactional id's coordinator (`groupctl.server.txn_verification`), before any log is
-    opened: the error each is to answer (absent: none). With the coordinator on another node, a
-    partition whose log holds the producer's open transaction at that epoch is not asked about
-    again, as Kafka does."""
-    if transactional_id is None:
-        return {}
-    remote = ctx.node.transactions.error(transactional_id) is not ErrorCode.NONE
+def _start_verifications(ctx: Any, request: Any, targets: list[list[tuple[Any, Any]]], transactional_id: Any
+                         ) -> tuple[dict[tuple[str, int], Any], dict[tuple[int, int], list[tuple[str, int]]]]:
+    """The guards of the partitions whose data starts with a transactional batch (taken from
+    their logs before the coordinator is asked: a marker written meanwhile voids them, and the
+    append refuses the batch), and what to ask the coordinator: (producer id, epoch) -> those
+    partitions. With the coordinator on another node, a partition whose log holds the producer's
+    open transaction at that epoch is not asked about (Kafka's sentinel guard: the append takes
+    the batch only while that transaction is still open)."""
+    guards: dict[tuple[str, int], Any] = {}
     asks: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for topic in request.topic_data:
-        record, _ = requested_topic(ctx, by_id, topic.name, topic.topic_id)
-        if record is None:
-            continue
-        for data in topic.partition_data:
-            header = _transactional_header(data.records)
-            replicas = record.replicas.get(data.index)
-            if header is None or not replicas or replicas[0] != ctx.node.config.node_id:
+    if transactional_id is None:
+        return guards, asks
+    remote = ctx.node.transactions.error(transactional_id) is not ErrorCode.NONE
+    for topic, found in zip(request.topic_data, targets):
+        for data, (_, partition) in zip(topic.partition_data, found):
+            header = None if partition is None else _transactional_header(data.records)
+            if header is None:
                 continue  # nothing to verify, or the partition answers its own error
-            opened = ctx.node.logs.get(record.name, data.index)
-            if remote and opened is not None and _open_in(opened, header):
+            key = (partition.topic, partition.partition)
+            guards[key] = partition.start_verification(header.producer_id)
+            if remote and _open_in(partition, header):
                 continue
-            asks.setdefault((header.producer_id, header.producer_epoch), []).append((record.name, data.index))
+            asks.setdefault((header.producer_id, header.producer_epoch), []).append(key)
+    return guards, asks
+
+
+async def _verify(ctx: Any, transactional_id: Any, asks: dict[tuple[int, int], list[tuple[str, int]]]
+                  ) -> dict[tuple[str, int], ErrorCode]:
+    """Each asked partition's verdict at the transactional id's coordinator
+    (`groupctl.server.txn_verification`) as Produce answers it (absent: not asked)."""
     verdicts: dict[tuple[str, int], ErrorCode] = {}
     for (producer_id, producer_epoch), partitions in asks.items():
         answers = await verify(ctx.node, transactional_id, producer_id, producer_epoch, partitions)
         verdicts.update({p: _PRODUCE_ANSWERS.get(error, error) for p, error in answers.items()})
     return verdicts
+
+
+def _guard(guards: dict[tuple[str, int], Any], partition: Any, transactional_id: Any) -> Any:
+    """The guard the append presents: its verification's; `NO_GUARD` (a transactional batch
+    cannot open a transaction) for a partition of a transactional request that was not verified;
+    None (not checked) without a transactional id (see the deliberate differences)."""
+    if transactional_id is None:
+        return None
+    return guards.get((partition.topic, partition.partition), NO_GUARD)
 
 
 def _transactional_header(records: Any) -> Any:

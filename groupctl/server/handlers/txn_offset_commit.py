@@ -28,7 +28,11 @@ verdict: INVALID_TXN_STATE (v4+: TRANSACTION_ABORTABLE) when it is not, INVALID_
 for a fenced producer, INVALID_PRODUCER_ID_MAPPING for another producer id, and the retriable
 CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS (the coordinator node cannot be reached),
 COORDINATOR_NOT_AVAILABLE and NOT_COORDINATOR as Kafka maps them. A group this node does not
-serve is not verified: the core answers its placement error.
+serve is not verified: the core answers its placement error. The verification is guarded as
+Kafka's (`groupctl.coordinator.offsets.store`): the group's guard for the producer is taken
+before the transaction coordinator is asked and the commit carries it, so a transaction marker
+that reaches the group meanwhile voids it and the commit answers INVALID_TXN_STATE instead of
+holding offsets after the marker.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ from __future__ import annotations
 from kafka.protocol.producer.transaction import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 from groupctl.coordinator.errors import ErrorCode
-from groupctl.coordinator.offsets.messages import CommitOffsetsResult, PartitionOffset, TxnCommitOffsets
+from groupctl.coordinator.offsets.messages import (
+    NO_TXN_GUARD,
+    CommitOffsetsResult,
+    PartitionOffset,
+    StartTxnVerification,
+    TxnCommitOffsets,
+)
 from groupctl.protocol.registry import api
 from groupctl.security.acls import Operation
 from groupctl.server.context import RequestContext
@@ -68,8 +78,7 @@ def _early_errors(ctx: RequestContext, request: TxnOffsetCommitRequest) -> list[
     return errors
 
 
-_ANSWERS = {ErrorCode.NETWORK_EXCEPTION: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-            ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE}
+_ANSWERS = {ErrorCode.NETWORK_EXCEPTION: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 """A verification's answers as TxnOffsetCommit carries them (Kafka's
 CoordinatorOperationExceptionHelper)."""
 FIRST_ABORTABLE_VERSION = 4
@@ -96,14 +105,19 @@ async def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommit
         for topic, topic_errors in zip(request.topics, errors)
         for p, error in zip(topic.partitions, topic_errors) if error is None)
     core_errors: dict[tuple[str, int], ErrorCode] = {}
-    refusal = await _unverified(ctx, request) if valid and ctx.node.serves(request.group_id) else ErrorCode.NONE
+    guard = NO_TXN_GUARD  # not verified: the commit cannot start holding offsets
+    refusal = ErrorCode.NONE
+    if valid and ctx.node.serves(request.group_id):
+        guard = await ctx.node.call_groups(lambda core, token, now: core.start_txn_verification(
+            token, StartTxnVerification(request.group_id, request.producer_id), now))
+        refusal = await _unverified(ctx, request)
     if refusal is not ErrorCode.NONE:
         core_errors = {(p.topic, p.partition): refusal for p in valid}
     elif valid:
         commit = TxnCommitOffsets(
             group_id=request.group_id, producer_id=request.producer_id, producer_epoch=request.producer_epoch,
             generation_id=request.generation_id, member_id=request.member_id,
-            group_instance_id=request.group_instance_id, offsets=valid)
+            group_instance_id=request.group_instance_id, offsets=valid, verification_guard=guard)
         result: CommitOffsetsResult = await ctx.node.call_groups(
             lambda core, token, now: core.txn_commit_offsets(token, commit, now))
         core_errors = {(p.topic, p.partition): p.error for p in result.partitions}
