@@ -324,7 +324,7 @@ class Node:
             self._loader.cancel()
             await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
-        self.transactions.close()
+        await self.transactions.close()
         self.peers.close()
         self.logs.close()
         self._close_journal()
