@@ -72,12 +72,13 @@ class Peers:
         self._opening: dict[tuple[str, int], asyncio.Task] = {}
 
     @property
-    def principal(self) -> str:
-        """Who this node is to its peers' authorizers, as far as the settings tell."""
+    def principal(self) -> Optional[str]:
+        """Who this node is to its peers' authorizers: the SASL user, else User:ANONYMOUS, or
+        None when it is the subject of its TLS client certificate (as the peer maps it)."""
         if self._security.sasl:
             return f"User:{self._security.username}"
         if self._security.tls and (self._security.cert_file or self._security.cert_pem):
-            return "the principal of the TLS client certificate in --inter-node-config"
+            return None
         return "User:ANONYMOUS"
 
     async def call(self, node_id: int, purpose: str, key: int, versions: tuple[int, int], build: Any) -> Any:

@@ -203,3 +203,34 @@ def test_closing_waits_for_the_completions_under_way_to_end(node, monkeypatch):
     under_way = list(transactions._tasks)
     node.call(transactions.close())
     assert all(task.done() for task in under_way)
+
+
+def test_a_completion_from_before_the_id_was_unloaded_and_loaded_again_stops(node, monkeypatch):
+    # Pauses long enough that only stopping, not running out of attempts, ends it in time.
+    monkeypatch.setattr(transactions_module, "RETRY_PAUSE_S", 0.2)
+    monkeypatch.setattr(transactions_module, "MAX_RETRY_PAUSE_S", 0.2)
+    route_partition_one_to(monkeypatch, lambda: None)
+    committing(node, "regained", [0, 1])
+    transactions = node.node.transactions
+    eventually(lambda: len(transactions._tasks) == 1)
+    (stale,) = list(transactions._tasks)
+
+    async def lose_and_regain():
+        stored = [transactions.core._txns["regained"].record]
+        transactions.unload(lambda transactional_id: True)
+        transactions.load(stored)
+
+    node.call(lose_and_regain())
+    eventually(stale.done, timeout_s=5)
+    assert len(transactions._tasks) == 1 and stale not in transactions._tasks
+    assert state(node, "regained") == "PrepareCommit"
+
+
+@pytest.mark.parametrize("super_users, warned", [((), True), (("User:ANONYMOUS",), False)])
+def test_a_node_warns_at_start_when_its_inter_node_principal_lacks_cluster_action(super_users, warned, caplog):
+    with caplog.at_level(logging.WARNING, logger="groupctl.server.marker_refusals"):
+        started = InProcessCoordinator(node_config(authorizer=True, super_users=super_users)).start()
+        started.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "groupctl.server.marker_refusals"]
+    assert bool(warnings) == warned
+    assert all("User:ANONYMOUS holds no ClusterAction" in w and "--super-user" in w for w in warnings)
