@@ -183,13 +183,13 @@ class Transactions:
                     log.warning("marker of transactional id %r on %s not needed: %s", marker.transactional_id,
                                 describe([partition]), error.name)
             self._refusals.saw(node_id, answer, self._node.peers.principal)
+            asked = routes.by_node[node_id]
             # A partition the answer leaves out is not written: it is tried again.
-            asked = {p: answer.get(p, ErrorCode.UNKNOWN_SERVER_ERROR) for p in routes.by_node[node_id]}
-            again = still_to_write(asked)
+            again = (still_to_write(answer) & asked) | (asked - answer.keys())
             if again:
                 log.warning("node %d did not write the markers of transactional id %r on %s: %s", node_id,
                             marker.transactional_id, describe(again),
-                            ", ".join(sorted({asked[p].name for p in again})))
+                            ", ".join(sorted({answer[p].name if p in answer else "not answered" for p in again})))
             remaining |= again
         return remaining
 
