@@ -137,8 +137,9 @@ class Transactions:
             remaining = await self._write_markers(marker, coordinator_epoch, remaining)
             if not remaining:
                 break
-            log.warning("markers of transactional id %r not written yet to %s", marker.transactional_id,
-                        describe(remaining))
+            if attempt & (attempt + 1) == 0:  # rounds 1, 2, 4, 8...: a stuck completion does not flood the log
+                log.warning("markers of transactional id %r not written yet to %s (round %d); trying again",
+                            marker.transactional_id, describe(remaining), attempt + 1)
             await asyncio.sleep(retry_pause_s(attempt))
             attempt += 1
         attempt = 0
@@ -148,7 +149,6 @@ class Transactions:
                 self._node.journal_events(outcome.events)
                 self._arm_timer()
                 return
-            log.warning("the end of transactional id %r is not stored yet; trying again", marker.transactional_id)
             await asyncio.sleep(retry_pause_s(attempt))
             attempt += 1
 
