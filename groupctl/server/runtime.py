@@ -59,6 +59,7 @@ from groupctl.server.faults import FaultInjector
 from groupctl.server.group_documents import GroupDocuments, StoredDocument
 from groupctl.server.journal import Journal
 from groupctl.server.leader_epochs import LeaderEpochs
+from groupctl.server.marker_refusals import warn_without_cluster_action
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
@@ -162,6 +163,7 @@ class Node:
         await self.configs.start()  # every topic's and group's configs are in force before the node listens
         if self.authorizer is not None:
             await self.authorizer.start()  # every ACL is read before the node listens
+            warn_without_cluster_action(self.authorizer, self.peers.principal)
         self.logs.start_retention(self.config.log_retention_check_interval_ms)
 
     async def join_cluster(self) -> None:
@@ -324,7 +326,7 @@ class Node:
             self._loader.cancel()
             await asyncio.gather(self._loader, return_exceptions=True)
         self.timer.close()
-        self.transactions.close()
+        await self.transactions.close()
         self.peers.close()
         self.logs.close()
         self._close_journal()

@@ -18,17 +18,23 @@ Invariants:
   (`__consumer_offsets` p, which AddOffsetsToTxn adds to the transaction's stored record) is
   one of them: its leader completes the pending offsets of every group placed on p, so a
   completion resumed after a restart or a failover completes the groups too. A partition that
-  is not written (no live leader, its leader moved, a node that cannot be reached) is tried
-  again after a pause, at its leader then; a topic deleted meanwhile is dropped. Only when
-  every marker is written is CompleteCommit/CompleteAbort written; a completion that has
-  tried COMPLETION_ATTEMPTS times gives up, and the transaction stays preparing until its
-  partition is next loaded.
+  is not written (no live leader, its leader moved, a node that cannot be reached, an answer
+  that is not NONE or a "later marker is there" code, a partition the answer leaves out) is
+  tried again after a pause (doubling up to MAX_RETRY_PAUSE_S), at its leader then; a topic
+  deleted meanwhile is dropped. Only when every marker is written is CompleteCommit/
+  CompleteAbort written, itself retried until stored. Both steps go on, with no limit of
+  attempts, for as long as this node coordinates the id (`election.epoch_of`) and the
+  completion is still its transaction's (`TransactionCoordinator.completing`: not unloaded,
+  not loaded again, not completed); a node that loses the id leaves it to the next
+  coordinator, which resumes it from the store.
+- A peer refusing markers with CLUSTER_AUTHORIZATION_FAILED is logged as an error naming the
+  inter-node principal and the fix, once per peer per change (`MarkerRefusals`).
 - The timer is armed for the core's `next_timeout_ms` after every change, so a transaction open
-  longer than its timeout is aborted (its producer fenced) within a timer tick of the deadline.
-
-Deliberate differences from Apache Kafka: a completion that cannot write a marker gives up after
-COMPLETION_ATTEMPTS rounds (Kafka's marker channel retries for as long as the node coordinates
-the id); the node that next loads the id's partition completes it.
+  longer than its timeout is aborted (its producer fenced) within a timer tick of the deadline;
+  after its fence is persisted or refused the timer is armed again, so an abort the store
+  refused is tried again (after RETRY_PAUSE_S).
+- `close` cancels the completions and timeout aborts under way and waits for them to end
+  (at most CLOSE_TIMEOUT_S).
 """
 
 from __future__ import annotations
@@ -41,15 +47,20 @@ from groupctl.coordinator.errors import ErrorCode
 from groupctl.coordinator.transactions import MarkerWrite, Outcome, TransactionCoordinator, TransactionRecord, TxnReply
 from groupctl.coordinator.transactions.records import Partition
 from groupctl.server.election import NotLeader
+from groupctl.server.marker_refusals import MarkerRefusals
 from groupctl.server.markers import OFFSETS_TOPIC, Marker, describe, leader_in, route, still_to_write, write
 
 log = logging.getLogger(__name__)
 
-COMPLETION_ATTEMPTS = 100
-"""Rounds of marker writes before a completion gives up (about 8 minutes at the longest pause;
-it is resumed when the id's partition is next loaded)."""
 RETRY_PAUSE_S = 0.5
 MAX_RETRY_PAUSE_S = 5.0
+CLOSE_TIMEOUT_S = 5.0
+"""How long `close` waits for the cancelled completions and timeout aborts to finish."""
+
+
+def retry_pause_s(attempt: int) -> float:
+    """The pause before retry `attempt` + 1 of a completion step: doubling, capped."""
+    return min(RETRY_PAUSE_S * 2 ** min(attempt, 16), MAX_RETRY_PAUSE_S)
 
 
 class Transactions:
@@ -62,6 +73,7 @@ class Transactions:
                                            node_id=node.config.node_id)
         self._timer: Optional[asyncio.TimerHandle] = None
         self._tasks: set[asyncio.Task] = set()
+        self._refusals = MarkerRefusals()
 
     def _allocate(self) -> Optional[int]:
         return self._node.logs.producer_ids.allocate(self._node.now_ms())[0]
@@ -108,33 +120,37 @@ class Transactions:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _coordinating(self, marker: MarkerWrite) -> bool:
+        """Whether this node still coordinates `marker`'s id and it is still that transaction's
+        completion (not unloaded, not loaded again, not completed)."""
+        return (self._node.election.epoch_of(marker.transactional_id) is not None
+                and self.core.completing(marker))
+
     async def _complete(self, marker: MarkerWrite) -> None:
         """Write the transaction's markers at the partitions' leaders, then CompleteCommit/
-        CompleteAbort; retried while this node coordinates the id."""
+        CompleteAbort; each step retried, after a pause that doubles up to MAX_RETRY_PAUSE_S, for
+        as long as this node coordinates the id and `marker` is its transaction's completion."""
         remaining = set(marker.partitions)
-        for attempt in range(COMPLETION_ATTEMPTS):
+        attempt = 0
+        while self._coordinating(marker):
             coordinator_epoch = self._node.election.epoch_of(marker.transactional_id)
-            if coordinator_epoch is None:
-                return  # moved: the new coordinator completes it from the store
             remaining = await self._write_markers(marker, coordinator_epoch, remaining)
             if not remaining:
                 break
-            log.warning("markers of transactional id %r not written yet to %s", marker.transactional_id,
-                        describe(remaining))
-            await asyncio.sleep(min(RETRY_PAUSE_S * 2 ** attempt, MAX_RETRY_PAUSE_S))
-        else:
-            log.error("gave up writing the markers of transactional id %r; they are written again when its "
-                      "partition is next loaded", marker.transactional_id)
-            return
-        for _ in range(COMPLETION_ATTEMPTS):
-            if self.error(marker.transactional_id) is ErrorCode.NOT_COORDINATOR:
-                return  # moved: the new coordinator completes it from the store
-            outcome = self.core.markers_written(marker.transactional_id, self._node.now_ms())
+            if attempt & (attempt + 1) == 0:  # rounds 1, 2, 4, 8...: a stuck completion does not flood the log
+                log.warning("markers of transactional id %r not written yet to %s (round %d); trying again",
+                            marker.transactional_id, describe(remaining), attempt + 1)
+            await asyncio.sleep(retry_pause_s(attempt))
+            attempt += 1
+        attempt = 0
+        while self._coordinating(marker):
+            outcome = self.core.markers_written(marker, self._node.now_ms())
             if await self._persist(outcome.record) is ErrorCode.NONE:
                 self._node.journal_events(outcome.events)
                 self._arm_timer()
                 return
-            await asyncio.sleep(RETRY_PAUSE_S)
+            await asyncio.sleep(retry_pause_s(attempt))
+            attempt += 1
 
     async def _write_markers(self, marker: MarkerWrite, coordinator_epoch: int,
                              partitions: set[Partition]) -> set[Partition]:
@@ -166,11 +182,14 @@ class Transactions:
                 if error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED):
                     log.warning("marker of transactional id %r on %s not needed: %s", marker.transactional_id,
                                 describe([partition]), error.name)
-            again = still_to_write(answer)
+            self._refusals.saw(node_id, answer, self._node.peers.principal)
+            asked = routes.by_node[node_id]
+            # A partition the answer leaves out is not written: it is tried again.
+            again = (still_to_write(answer) & asked) | (asked - answer.keys())
             if again:
                 log.warning("node %d did not write the markers of transactional id %r on %s: %s", node_id,
                             marker.transactional_id, describe(again),
-                            ", ".join(sorted({answer[p].name for p in again})))
+                            ", ".join(sorted({answer[p].name if p in answer else "not answered" for p in again})))
             remaining |= again
         return remaining
 
@@ -189,7 +208,15 @@ class Transactions:
     def _expire(self) -> None:
         self._timer = None
         for outcome in self.core.expire(self._node.now_ms()):
-            self._spawn(self._persist(outcome.record))
+            self._spawn(self._abort_timed_out(outcome.record))
+        self._arm_timer()
+
+    async def _abort_timed_out(self, record: TransactionRecord) -> None:
+        """Persist a timed-out transaction's fence, then arm the timer again: when the store
+        refused it the transaction is open again, its deadline past, and the abort is retried
+        after a pause (not at once, so a failing store is not hammered)."""
+        if await self._persist(record) is not ErrorCode.NONE:
+            await asyncio.sleep(RETRY_PAUSE_S)
         self._arm_timer()
 
     # -- partitions gained and lost -------------------------------------------------------------------
@@ -204,8 +231,14 @@ class Transactions:
         self.core.unload(belongs)
         self._arm_timer()
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Stop the timer and the completions under way, waiting (at most CLOSE_TIMEOUT_S) for
+        them to end; the store holds what the next coordinator of each id resumes."""
         if self._timer is not None:
             self._timer.cancel()
-        for task in list(self._tasks):
+            self._timer = None
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S)

@@ -369,10 +369,10 @@ def test_a_failed_complete_write_is_retried_once_the_markers_are_reported_again(
     producer = open_transaction(h)
     h.end(producer, True)
     (marker,) = h.markers
-    h.apply(h.core.markers_written("tx", h.now), write_fails=True)
+    h.apply(h.core.markers_written(marker, h.now), write_fails=True)
     assert h.state() == "PrepareCommit"
     assert h.end(producer, True).error == ErrorCode.CONCURRENT_TRANSACTIONS
-    h.apply(h.core.markers_written("tx", h.now))
+    h.apply(h.core.markers_written(marker, h.now))
     assert h.state() == "CompleteCommit"
 
 
@@ -506,6 +506,35 @@ def test_after_a_restart_the_producers_carry_on_and_zombies_stay_fenced(h):
     assert restarted.init("c", expected=(c.producer_id, 1)).producer_epoch == 2
 
 
+def test_markers_written_for_an_earlier_transaction_do_not_complete_the_next_one(h):
+    producer = open_transaction(h)
+    h.end(producer, True)
+    (first,) = h.markers
+    h.write_markers()  # the first transaction completes
+    h.add(producer, OUT1)
+    h.end(producer, True)  # the second prepares; its marker on out-1 is not written yet
+    assert not h.core.completing(first)
+    assert h.core.markers_written(first, h.now).record is None
+    assert h.state() == "PrepareCommit"
+    h.write_markers()
+    assert h.state() == "CompleteCommit"
+
+
+def test_a_completion_from_before_the_id_was_loaded_again_is_refused_and_told_to_stop(h):
+    producer = open_transaction(h, OUT0, OUT1)
+    h.end(producer, True)
+    (stale,) = h.markers
+    h.core.unload(lambda tid: True)  # the partition is lost...
+    assert not h.core.completing(stale)
+    assert h.core.markers_written(stale, h.now).record is None  # no KeyError once the id is gone
+    (current,) = h.core.load(h.persisted)  # ...and gained again: a new completion
+    assert current == stale and not h.core.completing(stale) and h.core.completing(current)
+    assert h.core.markers_written(stale, h.now).record is None
+    h.apply(h.core.markers_written(current, h.now))
+    assert h.state() == "CompleteCommit"
+    assert not h.core.completing(current)
+
+
 def test_a_transaction_preparing_at_restart_writes_its_markers_again_and_completes(h):
     producer = open_transaction(h, OUT0, OUT1)
     h.end(producer, False)
@@ -514,7 +543,7 @@ def test_a_transaction_preparing_at_restart_writes_its_markers_again_and_complet
     assert (marker.commit, marker.partitions, marker.producer_epoch) == (False, {OUT0, OUT1}, 0)
     assert restarted.end(producer, False).error == ErrorCode.CONCURRENT_TRANSACTIONS  # completing
     assert restarted.core.resume() == []
-    restarted.apply(restarted.core.markers_written("tx", restarted.now))
+    restarted.apply(restarted.core.markers_written(marker, restarted.now))
     assert restarted.state() == "CompleteAbort"
 
 
@@ -641,9 +670,10 @@ def test_a_committed_transaction_is_one_transaction_completed_once_its_completio
 def test_a_failed_completion_write_is_not_journaled_and_its_retry_is_journaled_once(h):
     producer = open_transaction(h)
     h.end(producer, False)
-    h.apply(h.core.markers_written("tx", h.now), write_fails=True)
+    (marker,) = h.markers
+    h.apply(h.core.markers_written(marker, h.now), write_fails=True)
     assert h.journal == []
-    h.apply(h.core.markers_written("tx", h.now))
+    h.apply(h.core.markers_written(marker, h.now))
     assert [(e["outcome"], e["reason"]) for e in h.journal] == [("abort", "end txn")]
 
 
@@ -669,6 +699,6 @@ def test_a_transaction_loaded_preparing_completes_with_no_reason(h):
     producer = open_transaction(h)
     h.end(producer, True)
     restarted = TxnHarness()
-    restarted.core.load(h.persisted)
-    restarted.apply(restarted.core.markers_written("tx", restarted.now))
+    (marker,) = restarted.core.load(h.persisted)
+    restarted.apply(restarted.core.markers_written(marker, restarted.now))
     assert [(e["outcome"], e["reason"]) for e in restarted.journal] == [("commit", None)]

@@ -64,7 +64,7 @@ class TxnHarness:
         """The shell wrote every outstanding marker: complete those transactions."""
         written, self.markers = self.markers, []
         for marker in written:
-            self.apply(self.core.markers_written(marker.transactional_id, self.now))
+            self.apply(self.core.markers_written(marker, self.now))
         return written
 
     def expire(self) -> list[TransactionRecord]:

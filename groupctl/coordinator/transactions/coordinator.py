@@ -5,7 +5,8 @@ Every operation takes `now_ms` and returns an `Outcome`; the shell persists its 
 core (`written` or `write_failed`), then sends the reply. Committing or aborting is three steps:
 EndTxn writes PrepareCommit/PrepareAbort and answers; `written` hands back the `MarkerWrite` for
 every partition of the transaction; once the markers are in the partition logs the shell calls
-`markers_written`, whose CompleteCommit/CompleteAbort record ends the transaction. Answers are
+`markers_written` with that MarkerWrite, whose CompleteCommit/CompleteAbort record ends the
+transaction. Answers are
 version-free: the handlers turn PRODUCER_FENCED into INVALID_PRODUCER_EPOCH for the request
 versions that predate it, as Kafka's KafkaApis does.
 
@@ -27,6 +28,10 @@ Invariants:
 - An id is visible (DescribeTransactions, ListTransactions) once its first record is persisted.
 - A transaction's end is journaled once (`transaction_completed`, on the Outcome whose record
   is its CompleteCommit/CompleteAbort), with why it ended when this coordinator prepared it.
+- A transaction is completed only by the `MarkerWrite` it handed out (by identity): a completion
+  left over from before an unload/load, or from an earlier transaction of the id, is refused by
+  `markers_written` and told by `completing` to stop, so CompleteCommit/CompleteAbort is never
+  written for a transaction whose own markers were not all written.
 - `load` takes the ids of the partitions a node starts coordinating (the last record of each id),
   leaving the others as they are; their transactions found preparing are completed again
   (`resume`), open ones time out as before. `unload` drops the ids of partitions it lost.
@@ -287,13 +292,22 @@ class TransactionCoordinator:
         if record.state not in _COMPLETED:
             self._txns[record.transactional_id].abandon()
 
-    def markers_written(self, transactional_id: str, now_ms: int) -> Outcome:
-        """Every marker of the completing transaction is written: CompleteCommit/CompleteAbort,
-        with the partitions cleared, to persist and hand back to `written`; its
-        `transaction_completed` event to journal once it is persisted."""
+    def completing(self, marker: MarkerWrite) -> bool:
+        """Whether `marker` is still the completion of its id's transaction here: False once the
+        transaction completed, or the id was unloaded or loaded again (another completion then
+        owns it), so the shell stops working on it."""
+        txn = self._txns.get(marker.transactional_id)
+        return txn is not None and txn.completion is marker
+
+    def markers_written(self, marker: MarkerWrite, now_ms: int) -> Outcome:
+        """Every marker of `marker` (the completion `written` or `resume` handed out) is written:
+        CompleteCommit/CompleteAbort, with the partitions cleared, to persist and hand back to
+        `written`; its `transaction_completed` event to journal once it is persisted. A marker
+        that is no longer its transaction's completion (`completing`) is refused: no record."""
+        if not self.completing(marker):
+            return Outcome(None)
+        transactional_id = marker.transactional_id
         txn = self._txns[transactional_id]
-        if txn.pending not in _COMPLETED:
-            raise TransitionError(f"{transactional_id}: markers written while {txn.pending} is pending")
         txn.pending = None
         prepared = txn.record
         commit = prepared.state is TxnState.PREPARE_COMMIT
@@ -311,8 +325,9 @@ class TransactionCoordinator:
         current = txn.record
         commit = current.state is TxnState.PREPARE_COMMIT
         txn.pending = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
-        return MarkerWrite(current.transactional_id, current.producer_id, current.producer_epoch, commit,
-                           current.partitions)
+        txn.completion = MarkerWrite(current.transactional_id, current.producer_id, current.producer_epoch, commit,
+                                     current.partitions)
+        return txn.completion
 
     # -- Timeouts -------------------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ raises `TransitionError`):
 - PrepareCommit/PrepareAbort (EndTxn): same producer id, partitions, timeout and start time; the
   epoch stays, except an epoch fence (PrepareEpochFence then PrepareAbort) raises it by one.
 - CompleteCommit/CompleteAbort (markers written): same producer id and epoch, no partitions.
+- `completion` is set only while the preparing transaction's markers are out (pending
+  CompleteCommit/CompleteAbort), and cleared when any transition completes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from groupctl.coordinator.transactions.outcomes import MarkerWrite
 from groupctl.coordinator.transactions.records import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -41,6 +44,9 @@ class TransactionMetadata:
     ending: Optional[str] = None
     """Why the transaction last prepared to commit or abort did (a `transaction_completed`
     reason), set with its PrepareCommit/PrepareAbort; None when it was loaded preparing."""
+    completion: Optional[MarkerWrite] = None
+    """The markers the preparing transaction is being completed with (the very object handed to
+    the shell): only that completion's `markers_written` ends the transaction."""
 
     @classmethod
     def new(cls, transactional_id: str, producer_id: int, timeout_ms: int, now_ms: int) -> "TransactionMetadata":
@@ -90,6 +96,7 @@ class TransactionMetadata:
         self.record = record
         self.pending = None
         self.pending_fence = False
+        self.completion = None
 
     def _check(self, new: TransactionRecord) -> None:
         old = self.record

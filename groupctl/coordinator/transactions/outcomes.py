@@ -40,8 +40,9 @@ class Outcome:
 @dataclass(frozen=True)
 class MarkerWrite:
     """Write a commit or abort marker for `producer_id`/`producer_epoch` to every partition, then
-    call `TransactionCoordinator.markers_written(transactional_id, ...)`. Retried until written,
-    as Kafka's marker channel does."""
+    call `TransactionCoordinator.markers_written(this MarkerWrite, ...)`. Retried until written
+    for as long as `TransactionCoordinator.completing` says it is the transaction's completion,
+    as Kafka's marker channel retries while it coordinates the id."""
 
     transactional_id: str
     producer_id: int
