@@ -163,7 +163,8 @@ class Node:
         await self.configs.start()  # every topic's and group's configs are in force before the node listens
         if self.authorizer is not None:
             await self.authorizer.start()  # every ACL is read before the node listens
-            warn_without_cluster_action(self.authorizer, self.peers.principal)
+            if self.config.zk is not None:  # a node with the embedded store has no peers to send markers to
+                warn_without_cluster_action(self.authorizer, self.peers.principal)
         self.logs.start_retention(self.config.log_retention_check_interval_ms)
 
     async def join_cluster(self) -> None:

@@ -226,10 +226,13 @@ def test_a_completion_from_before_the_id_was_unloaded_and_loaded_again_stops(nod
     assert state(node, "regained") == "PrepareCommit"
 
 
-@pytest.mark.parametrize("super_users, warned", [((), True), (("User:ANONYMOUS",), False)])
-def test_a_node_warns_at_start_when_its_inter_node_principal_lacks_cluster_action(super_users, warned, caplog):
+@pytest.mark.parametrize("super_users, in_cluster, warned", [
+    ((), True, True), (("User:ANONYMOUS",), True, False), ((), False, False)])
+def test_a_cluster_node_warns_at_start_when_its_inter_node_principal_lacks_cluster_action(
+        super_users, in_cluster, warned, caplog, request):
+    zk = request.getfixturevalue("zk_connect") if in_cluster else None
     with caplog.at_level(logging.WARNING, logger="groupctl.server.marker_refusals"):
-        started = InProcessCoordinator(node_config(authorizer=True, super_users=super_users)).start()
+        started = InProcessCoordinator(node_config(authorizer=True, super_users=super_users, zk=zk)).start()
         started.stop()
     warnings = [r.getMessage() for r in caplog.records if r.name == "groupctl.server.marker_refusals"]
     assert bool(warnings) == warned
