@@ -135,6 +135,19 @@ class Producers:
         return {"producers": [p.to_json(self.now_ms) for p in self.producers]}
 
 
+# -- input --------------------------------------------------------------------------------------
+
+MAX_INT32 = 2 ** 31 - 1
+MAX_INT64 = 2 ** 63 - 1
+
+
+def check_range(option: str, value: int, low: int, high: int) -> None:
+    """BadInput unless `value` fits the Kafka field the option fills (int16/32/64 ranges), so an
+    out-of-range number is a usage error rather than a request that cannot be encoded."""
+    if not low <= value <= high:
+        raise BadInput(f"{option} must be {low} to {high}")
+
+
 # -- list ----------------------------------------------------------------------------------------
 
 
@@ -142,8 +155,10 @@ def list_transactions(bootstrap: BootstrapLike, *, states: Sequence[str] = (), p
                       duration_ms: Optional[int] = None) -> Transactions:
     """Every transactional id the cluster's coordinators list, with the filters kafka-transactions.sh
     list takes (state names, producer ids, open longer than `duration_ms`), described."""
-    if duration_ms is not None and duration_ms < 0:
-        raise BadInput("--duration-filter must be 0 or more milliseconds")
+    if duration_ms is not None:
+        check_range("--duration-filter", duration_ms, 0, MAX_INT64)
+    for producer_id in producer_ids:
+        check_range("--producer-id", producer_id, 0, MAX_INT64)
     with KafkaClient(bootstrap) as client:
         nodes = sorted(client.metadata([]).brokers.values(), key=lambda n: n.node_id)
         listed = _retrying(client, lambda: _list_once(client, nodes, states, producer_ids, duration_ms))
@@ -326,7 +341,6 @@ LEADER_MOVED = frozenset({NOT_LEADER_OR_FOLLOWER, BROKER_NOT_AVAILABLE, REPLICA_
                           UNKNOWN_TOPIC_OR_PARTITION})
 """Marker answers after which Kafka's admin client finds the partition's leader again and resends."""
 MAX_PRODUCER_EPOCH = 32_767
-MAX_INT32 = 2 ** 31 - 1
 
 
 @dataclass(frozen=True)
@@ -373,16 +387,14 @@ def check_abort_request(partition: int, start_offset: Optional[int], producer_id
     if given and len(given) < len(ids):
         missing = ", ".join(name for name in ids if name not in given)
         raise BadInput(f"--producer-id, --producer-epoch and --coordinator-epoch go together (missing {missing})")
-    if partition < 0:
-        raise BadInput("--partition must be 0 or more")
-    if start_offset is not None and start_offset < 0:
-        raise BadInput("--start-offset must be 0 or more")
-    if producer_id is not None and producer_id < 0:
-        raise BadInput("--producer-id must be 0 or more")
-    if producer_epoch is not None and not 0 <= producer_epoch <= MAX_PRODUCER_EPOCH:
-        raise BadInput(f"--producer-epoch must be 0 to {MAX_PRODUCER_EPOCH}")
-    if coordinator_epoch is not None and not -1 <= coordinator_epoch <= MAX_INT32:
-        raise BadInput(f"--coordinator-epoch must be -1 to {MAX_INT32}")
+    check_range("--partition", partition, 0, MAX_INT32)
+    for option, value, low, high in (("--start-offset", start_offset, 0, MAX_INT64),
+                                     ("--producer-id", producer_id, 0, MAX_INT64),
+                                     ("--producer-epoch", producer_epoch, 0, MAX_PRODUCER_EPOCH),
+                                     ("--coordinator-epoch", coordinator_epoch, -1, MAX_INT32)):
+        if value is not None:
+            check_range(option, value, low, high)
+
 
 
 def spec_at_start_offset(topic: str, partition: int, producers: Sequence[ActiveProducer],

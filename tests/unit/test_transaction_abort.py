@@ -9,7 +9,8 @@ import pytest
 
 from groupctl.client.transaction_apis import ActiveProducer
 from groupctl.errors import BadInput, NotAuthorized, NotFound, OpsError, Refused, Unreachable
-from groupctl.ops.transactions import Abort, AbortSpec, check_abort_request, marker_failure, spec_at_start_offset
+from groupctl.ops.transactions import (Abort, AbortSpec, check_abort_request, list_transactions, marker_failure,
+                                       spec_at_start_offset)
 
 
 def producer(producer_id: int, start: int, coordinator_epoch: int = 4, epoch: int = 2) -> ActiveProducer:
@@ -30,8 +31,11 @@ def test_a_start_offset_or_all_three_ids_name_a_transaction(start_offset, ids):
     (17, (42, None, None), "not both (--producer-id given)"),
     (None, (42, 2, None), "missing --coordinator-epoch"),
     (None, (None, 2, 4), "missing --producer-id"),
-    (-1, (None, None, None), "--start-offset must be 0 or more"),
-    (None, (-5, 2, 4), "--producer-id must be 0 or more"),
+    (-1, (None, None, None), "--start-offset must be 0 to"),
+    (2 ** 63, (None, None, None), "--start-offset must be 0 to 9223372036854775807"),
+    (None, (-5, 2, 4), "--producer-id must be 0 to"),
+    (None, (10 ** 20, 2, 4), "--producer-id must be 0 to 9223372036854775807"),
+    (None, (42, 2, 2 ** 31), "--coordinator-epoch must be -1 to 2147483647"),
     (None, (42, 40_000, 4), "--producer-epoch must be 0 to 32767"),
     (None, (42, 2, -2), "--coordinator-epoch must be -1"),
 ])
@@ -41,9 +45,20 @@ def test_other_usages_are_bad_input(start_offset, ids, says):
     assert says in raised.value.message
 
 
-def test_a_negative_partition_is_bad_input():
-    with pytest.raises(BadInput):
-        check_abort_request(-1, 0, None, None, None)
+@pytest.mark.parametrize("partition", [-1, 2 ** 31])
+def test_a_partition_outside_kafkas_int32_is_bad_input(partition):
+    with pytest.raises(BadInput, match="--partition must be 0 to 2147483647"):
+        check_abort_request(partition, 0, None, None, None)
+
+
+@pytest.mark.parametrize("filters, says", [
+    ({"producer_ids": [10 ** 20]}, "--producer-id must be 0 to 9223372036854775807"),
+    ({"duration_ms": 10 ** 20}, "--duration-filter must be 0 to 9223372036854775807"),
+    ({"duration_ms": -1}, "--duration-filter must be 0 to"),
+])
+def test_list_filters_that_cannot_be_encoded_are_bad_input_before_any_contact(filters, says):
+    with pytest.raises(BadInput, match=says):
+        list_transactions("127.0.0.1:1", **filters)
 
 
 def test_the_start_offset_names_the_producer_whose_open_transaction_starts_there():
