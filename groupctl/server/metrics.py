@@ -42,7 +42,7 @@ class NodeMetrics:
     def __init__(self, node: "Node", *, per_group: bool = True) -> None:
         self.node = node
         self.per_group = per_group
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = CollectorRegistry()
         self.rebalances: Counter[tuple[str, str, str]] = Counter()  # (group, type, reason) -> started
         self.offset_commits: Counter[str] = Counter()  # group -> committed partitions
         self._consumer_rebalancing: dict[str, int] = {}  # consumer group -> ts of its first unsettled epoch bump
