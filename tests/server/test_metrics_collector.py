@@ -131,3 +131,28 @@ def test_requests_are_counted_and_timed_by_api_name():
     assert value(samples, "groupctl_requests_total", api="Heartbeat") == 2
     assert value(samples, "groupctl_request_duration_seconds_count", api="Heartbeat") == 2
     assert abs(value(samples, "groupctl_request_duration_seconds_sum", api="Heartbeat") - 0.006) < 1e-9
+
+
+def test_docs_metrics_lists_exactly_the_metrics_the_node_exports_with_their_types_and_labels():
+    import re
+    from pathlib import Path
+
+    metered = Metered()
+    metered.metrics.node.store = SimpleNamespace(session_state="CONNECTED")  # a ZooKeeper-backed node
+    metered.run("join_group", classic_join("classic-g"))
+    metered.consumer_join("consumer-g", "a")
+    metered.commit("committed-only")
+    metrics = metered.metrics
+    metrics.events([{"event": "rebalance_completed", "group": "classic-g", "ts": 20, "started_ts": 10}])
+    metrics.request(12, 0.001)
+    metrics.store_transaction(0.001, 3)
+    metrics.partitions_changed("gained", 1)
+    exported = {}
+    for family in metrics.registry.collect():
+        name = family.name + "_total" if family.type == "counter" else family.name
+        labels = {key for sample in family.samples for key in sample.labels} - {"le"}
+        exported[name] = (family.type, labels)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    documented = {name: (kind, set(re.findall(r"`(\w+)`", labels)))
+                  for name, kind, labels in re.findall(r"^\| `(groupctl_\w+)` \| (\w+) \|([^|]*)\|", text, flags=re.M)}
+    assert documented == exported
