@@ -117,3 +117,14 @@ def test_coordinator_run_reports_where_it_serves_metrics_and_serves_them_on_loop
 
 def test_without_metrics_port_the_node_serves_no_metrics(coordinator):
     assert coordinator.server.metrics_port is None and coordinator.node.metrics is None
+
+
+@pytest.mark.zookeeper
+def test_a_zookeeper_backed_node_reports_its_session_connected(zk_connect, tmp_path):
+    node = InProcessCoordinator(node_config(zk=zk_connect, data_dir=tmp_path / "data", metrics_port=0)).start()
+    try:
+        samples = scrape(node.server.metrics_port)
+        assert total(samples, "groupctl_zookeeper_session_state", state="CONNECTED") == 1
+        assert total(samples, "groupctl_zookeeper_session_state") == 1
+    finally:
+        node.stop()
