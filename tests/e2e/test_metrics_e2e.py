@@ -128,3 +128,21 @@ def test_a_zookeeper_backed_node_reports_its_session_connected(zk_connect, tmp_p
         assert total(samples, "groupctl_zookeeper_session_state") == 1
     finally:
         node.stop()
+
+
+def test_a_metrics_port_in_use_is_one_error_line_and_exit_status_1():
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "groupctl", "coordinator", "run", "--port", "0",
+                              "--metrics-port", str(port)], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"groupctl: error: cannot serve metrics on 127.0.0.1:{port}: Address already in use")
