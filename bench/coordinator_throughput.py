@@ -1,12 +1,14 @@
 """Heartbeat and offset-commit throughput of the coordinator against a bare asyncio echo server.
 
-    python bench/coordinator_throughput.py [--connections 50] [--seconds 2] [--runs 5]
+    python bench/coordinator_throughput.py [--connections 50] [--seconds 2] [--runs 5] [--metrics on|off|compare]
 
 For each workload (classic Heartbeat, KIP-848 ConsumerGroupHeartbeat "consumer-hb", commit) and each mode (one request in flight per connection, or
 `--depth` pipelined), N connections each own a single-member group and send that request as fast
 as the server answers; the echo server gets the same frames. Prints requests/s (median of the
 runs) and the coordinator/echo ratio. Targets: heartbeats >= 40% of the echo ceiling (issue 2);
 consumer-protocol heartbeats >= 0.5x classic heartbeats (issue 12).
+`--metrics on` runs the coordinator with its Prometheus metrics (`--metrics-port 0`); `--metrics
+compare` runs two coordinators, metrics off and on, instead of the echo server, and prints on/off.
 The coordinator here uses the in-memory embedded store, so commits measure the coordinator, not
 fsync; see zk_commit_throughput.py for the store-bound case.
 """
@@ -90,23 +92,36 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--metrics", choices=("off", "on", "compare"), default="off",
+                        help="the coordinator's Prometheus metrics; compare: metrics on against off, no echo")
     args = parser.parse_args()
 
-    echo = processes.echo_server()
-    node = processes.coordinator("--topic", f"{TOPIC}:{PARTITIONS}")
+    topic = ("--topic", f"{TOPIC}:{PARTITIONS}")
+    metered = ("--metrics-port", "0")
+    if args.metrics == "compare":
+        baseline = processes.coordinator(*topic)
+        baseline_name = "off/s"
+        node = processes.coordinator(*topic, *metered)
+    else:
+        baseline = processes.echo_server()
+        baseline_name = "echo/s"
+        node = processes.coordinator(*topic, *(metered if args.metrics == "on" else ()))
     try:
-        print(f"{'workload':<10} {'mode':<14} {'coordinator/s':>14} {'echo/s':>10} {'ratio':>7}")
+        print(f"{'workload':<10} {'mode':<14} {'coordinator/s':>14} {baseline_name:>10} {'ratio':>7}")
         for kind in ("heartbeat", "consumer-hb", "commit"):
             frames = asyncio.run(member_frames(node.port, args.connections, kind))
+            # A coordinator baseline needs its own members (the echo server answers any frame).
+            base_frames = (asyncio.run(member_frames(baseline.port, args.connections, kind))
+                           if args.metrics == "compare" else frames)
             for depth in (1, args.depth):
                 mode = "one-at-a-time" if depth == 1 else f"pipelined x{depth}"
                 ours = median_rate(node.port, frames, depth, args.seconds, args.runs)
-                base = median_rate(echo.port, frames, depth, args.seconds, args.runs)
+                base = median_rate(baseline.port, base_frames, depth, args.seconds, args.runs)
                 print(f"{kind:<10} {mode:<14} {ours:>14,.0f} {base:>10,.0f} {ours / base:>7.2f}", flush=True)
         print(f"({args.connections} connections, median of {args.runs} runs of {args.seconds}s each)")
     finally:
         node.stop()
-        echo.stop()
+        baseline.stop()
 
 
 if __name__ == "__main__":

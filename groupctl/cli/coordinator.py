@@ -27,6 +27,7 @@ TOPICS_PANEL = "Topics"
 CLASSIC_PANEL = "Classic groups"
 CONSUMER_PANEL = "Consumer groups (KIP-848)"
 JOURNAL_PANEL = "Journal"
+METRICS_PANEL = "Metrics"
 SECURITY_PANEL = "Security"
 """The panels of `coordinator run --help`, by subject (docs/configuration.md has the same groups)."""
 
@@ -178,6 +179,16 @@ def run(
         defaults.JOURNAL_KEEP_SEGMENTS, min=0, rich_help_panel=JOURNAL_PANEL,
         help="Journal files kept, the current one included; the oldest go first (0: keep all)."),
     log_level: str = typer.Option(defaults.LOG_LEVEL, help="debug, info, warning or error."),
+    metrics_port: Optional[int] = typer.Option(
+        None, min=0, max=65535, rich_help_panel=METRICS_PANEL,
+        help="Serve Prometheus metrics at http://METRICS_HOST:PORT/metrics (0: any free port, shown when "
+        "ready). Default: no metrics."),
+    metrics_host: str = typer.Option(
+        "127.0.0.1", rich_help_panel=METRICS_PANEL, help="The address the metrics endpoint binds."),
+    metrics_per_group: bool = typer.Option(
+        True, "--metrics-per-group/--no-metrics-per-group", rich_help_panel=METRICS_PANEL,
+        help="Series per group (members, epochs, rebalances, commits); off: totals only, for nodes with very "
+        "many groups."),
     listener: List[str] = typer.Option(
         [], metavar="PROTOCOL://HOST:PORT", rich_help_panel=SECURITY_PANEL,
         help="Open this listener (repeatable; PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL). Given, only the "
@@ -291,6 +302,7 @@ def run(
         ssl_client_auth=ssl_client_auth.value, sasl_enabled_mechanisms=mechanisms, authorizer=authorizer,
         super_users=tuple(super_user), allow_everyone_if_no_acl_found=allow_everyone_if_no_acl_found,
         zk_auth=zk_auth, zk_world_readable=zk_world_readable,
+        metrics_port=metrics_port, metrics_host=metrics_host, metrics_per_group=metrics_per_group,
         inter_node_listener=inter_node_listener.upper() if inter_node_listener else None,
         inter_node_config=inter_node_config,
         groups=GroupConfig(

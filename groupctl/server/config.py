@@ -78,6 +78,10 @@ class NodeConfig:
     # ZooKeeper authentication: "digest:USER:PASSWORD"; every znode created then carries digest ACLs.
     zk_auth: Optional[str] = field(default=None, repr=False)
     zk_world_readable: bool = False  # with zk_auth: world may read (never write) groupctl's znodes
+    # Prometheus metrics at http://metrics_host:metrics_port/metrics (None: not served; 0: any free port).
+    metrics_port: Optional[int] = None
+    metrics_host: str = "127.0.0.1"
+    metrics_per_group: bool = True  # False: no series per group, aggregates only (very large nodes)
 
     def journal_path(self) -> Optional[Path]:
         """Where the event journal is written: `journal_dir`, else `data_dir/journal`, else none."""

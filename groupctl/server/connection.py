@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from functools import cache
 from typing import Any, Optional
 
@@ -232,7 +233,11 @@ class Connection:
         if rule is not None and rule.action == "replace":
             response: Any = rule.make_response(ctx, request.body)
         else:
+            metrics = self.node.metrics
+            started = time.perf_counter() if metrics is not None else 0.0
             response = await request.spec.handler(ctx, request.body)
+            if metrics is not None:
+                metrics.request(ctx.api_key, time.perf_counter() - started)
             if rule is not None and rule.action == "drop":
                 return None
             if rule is not None and rule.action == "delay":

@@ -47,6 +47,10 @@ async def _serve(config: NodeConfig) -> None:
     server = CoordinatorServer(config)
     store = f"ZooKeeper {config.zk}" if config.zk else (
         f"embedded store in {config.data_dir}" if config.data_dir else "in-memory store (nothing persisted)")
-    await server.run(on_ready=lambda: print(
-        f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
-        f"({store}); Ctrl-C to stop", flush=True))
+    def ready() -> None:
+        metrics = (f"; metrics on http://{config.metrics_host}:{server.metrics_port}/metrics"
+                   if server.metrics_port is not None else "")
+        print(f"groupctl coordinator node {config.node_id} ready: bootstrap.servers={server.bootstrap} "
+              f"({store}){metrics}; Ctrl-C to stop", flush=True)
+
+    await server.run(on_ready=ready)

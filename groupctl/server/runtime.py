@@ -60,6 +60,7 @@ from groupctl.server.group_documents import GroupDocuments, StoredDocument
 from groupctl.server.journal import Journal
 from groupctl.server.leader_epochs import LeaderEpochs
 from groupctl.server.marker_refusals import warn_without_cluster_action
+from groupctl.server.metrics import NodeMetrics
 from groupctl.server.rebalance_requests import RebalanceRequests
 from groupctl.server.timers import AsyncioTimer
 from groupctl.server.topic_watch import TopicWatch
@@ -120,6 +121,11 @@ class Node:
             on_suspend=self._suspend, settle=self.writes_settled, clock=clock,
         )
         self.writer = RecordWriter(self.store, config.node_id)
+        # Prometheus metrics (--metrics-port): None when not asked for, so nothing is counted.
+        self.metrics: Optional[NodeMetrics] = None
+        if config.metrics_port is not None:
+            self.metrics = NodeMetrics(self, per_group=config.metrics_per_group)
+            self.writer.on_transaction = self.metrics.store_transaction
         self.logs = LogManager(config.data_dir / "log" if config.data_dir else None, node_id=config.node_id,
                                clock=now_ms, epoch_of=self._leader_epoch)
         self.logs.leading = False  # until `join_cluster` has raised this node's leader epochs
@@ -353,6 +359,8 @@ class Node:
         """The election won `partitions`: they answer COORDINATOR_LOAD_IN_PROGRESS until loaded."""
         self.placement.loading |= partitions
         self._to_load.add(partitions)
+        if self.metrics is not None:
+            self.metrics.partitions_changed("gained", len(partitions))
         if self._loader is None or self._loader.done():
             self._loader = asyncio.get_running_loop().create_task(self._load_partitions())
             self._loader.add_done_callback(_log_failure)
@@ -415,6 +423,9 @@ class Node:
             return partition_of(group_id) in partitions
 
         log.info("no longer serving group partition(s) %s", partition_ranges(partitions))
+        if self.metrics is not None:
+            self.metrics.partitions_changed("lost", len(partitions))
+            self.metrics.forget(belongs)
         self.submit(self.core.unload(belongs))
         self.transactions.unload(belongs)
         self.writer.forget(belongs)
@@ -495,11 +506,18 @@ class Node:
         self._journal(list(events))
 
     def _journal(self, events: list[dict[str, Any]]) -> None:
-        """Queue a result's events for the one journal write of the next loop iteration."""
+        """Count a result's events in the metrics, and queue them for the one journal write of
+        the next loop iteration."""
+        if events and self.metrics is not None:
+            self.metrics.events(events)
         if events and self.journal is not None:
             if not self._journal_queue:
                 asyncio.get_running_loop().call_soon(self._write_journal)
             self._journal_queue.extend(events)
+
+    def journal_backlog(self) -> int:
+        """Journal events queued, not yet written."""
+        return len(self._journal_queue)
 
     def _write_journal(self) -> None:
         events, self._journal_queue = self._journal_queue, []

@@ -38,6 +38,7 @@ class CoordinatorServer:
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: dict[asyncio.Task, Connection] = {}
         self._stopped = asyncio.Event()
+        self.metrics_port: Optional[int] = None  # where /metrics is served, once started with --metrics-port
 
     @property
     def port(self) -> int:
@@ -72,6 +73,14 @@ class CoordinatorServer:
             self._servers.append(server)
             self.node.bound_ports[listener.name] = server.sockets[0].getsockname()[1]
         await self.node.join_cluster()
+        if self.node.metrics is not None and self.config.metrics_port is not None:
+            try:
+                self.metrics_port = self.node.metrics.serve(self.config.metrics_host, self.config.metrics_port)
+            except OSError as exc:
+                for opened in self._servers:
+                    opened.close()
+                raise ListenerFailed(f"cannot serve metrics on {self.config.metrics_host}:"
+                                     f"{self.config.metrics_port}: {exc.strerror or exc}") from None
         for name, host, port in self.node.endpoints():
             listener = next(item for item in listeners if item.name == name)
             log.info("node %d listening for %s on %s:%d (advertised %s:%d)", self.config.node_id, name,
@@ -82,12 +91,17 @@ class CoordinatorServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = connection
+        metrics = self.node.metrics
+        if metrics is not None:
+            metrics.connections.inc()
         try:
             await connection.serve()
         except asyncio.CancelledError:
             pass  # stop() cancelled this connection; nothing is left to answer
         finally:
             self._connections.pop(task, None)
+            if metrics is not None:
+                metrics.connections.dec()
 
     async def stop(self) -> None:
         if self._stopped.is_set():
@@ -111,6 +125,8 @@ class CoordinatorServer:
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self.node.close()
+        if self.node.metrics is not None:
+            self.node.metrics.close()
         log.info("node %d stopped", self.config.node_id)
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> None:
@@ -138,6 +154,8 @@ class CoordinatorServer:
         if starting.exception() is not None:
             _restore_stop_signals(loop)
             await self.node.close()
+            if self.node.metrics is not None:
+                self.node.metrics.close()
             raise starting.exception()
         await self.serve_forever(on_ready, stop_requested)
 

@@ -23,6 +23,7 @@ not records in the `__consumer_offsets` topic.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
@@ -76,6 +77,8 @@ class RecordWriter:
         self._dispatch_scheduled = False
         self._busy: set[Scope] = set()  # scopes of the transactions in flight
         self._in_flight: set[asyncio.Task] = set()
+        # Told (seconds, records) of every transaction that committed: the node's metrics.
+        self.on_transaction: Optional[Callable[[float, int], None]] = None
 
     async def start(self) -> None:
         """Create the layout's parent nodes when missing."""
@@ -174,6 +177,7 @@ class RecordWriter:
             self._in_flight.add(task)
 
     async def _run(self, calls: list[_Call], scopes: set[Scope]) -> None:
+        started = time.perf_counter()
         try:
             await transaction.commit(self.store, self._cache, self.node_id,
                                      [r for call in calls for r in call.records], scopes,
@@ -187,6 +191,8 @@ class RecordWriter:
                 if not call.done.done():
                     call.done.set_exception(exc)
         else:
+            if self.on_transaction is not None:
+                self.on_transaction(time.perf_counter() - started, sum(len(call.records) for call in calls))
             for call in calls:
                 if not call.done.done():
                     call.done.set_result(None)

@@ -276,6 +276,12 @@ class ZooKeeperStore:
         self._open = False
         await self._shutdown_client()
 
+    @property
+    def session_state(self) -> str:
+        """The ZooKeeper session's state as kazoo names it (CONNECTED, SUSPENDED, LOST), or
+        CLOSED before the start and after `close` (the node's metrics report it)."""
+        return str(self._client.state) if self._client is not None else "CLOSED"
+
     def on_session_lost(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback()` on the event loop whenever ZooKeeper expires this session (not on
         `close()`); returns an unsubscribe function."""

@@ -64,7 +64,7 @@ def test_coordinator_run_groups_its_options_in_panels_by_subject():
     text = help_at(WIDTH, ["coordinator", "run"])
     panels = re.findall(r"^╭─ (.+?) ─", text, flags=re.M)
     assert panels == ["Options", "Listener", "Storage and cluster", "Topics", "Classic groups",
-                      "Consumer groups (KIP-848)", "Journal", "Security"]
+                      "Consumer groups (KIP-848)", "Journal", "Metrics", "Security"]
     classic = text.split("╭─ Classic groups")[1].split("╰")[0]
     assert all(shown_whole(name, classic) for name in ("--min-session-timeout-ms", "--initial-rebalance-delay-ms"))
 

@@ -81,6 +81,7 @@ class CoordinatorProcess:
         self.log_path = log_path
         self.proc: Optional[subprocess.Popen] = None
         self.bootstrap: Optional[str] = None
+        self.ready_line: Optional[str] = None  # the banner the node printed when ready
 
     def start(self, timeout: float = 30.0) -> "CoordinatorProcess":
         """Start the child and wait (at most `timeout` seconds, even if it hangs without a word)
@@ -110,6 +111,7 @@ class CoordinatorProcess:
                 match = BANNER.search(line.decode(errors="replace"))
                 if match:
                     self.bootstrap = match.group(1)
+                    self.ready_line = line.decode(errors="replace")
                     return self
         self.kill()
         raise RuntimeError(f"coordinator did not become ready within {timeout}s")

@@ -240,6 +240,10 @@ class GroupCoordinator:
         """The classic group with this id, for the facade's migration decisions (read only)."""
         return self._core.groups.get(group_id)
 
+    def groups(self) -> Mapping[str, ClassicGroup]:
+        """The classic groups by id, read-only (the node's metrics read them at scrape time)."""
+        return self._core.groups
+
     def state_of(self, group_id: str) -> Optional[GroupState]:
         """The classic group's state (None: no classic group has this id)."""
         group = self._core.groups.get(group_id)
