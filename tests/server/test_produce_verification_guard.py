@@ -74,10 +74,11 @@ def wait_for_state(node, transactional_id: str, state: str, timeout_s: float = 1
         time.sleep(0.02)
 
 
-def abort_during_the_first_verification(node, monkeypatch) -> None:
-    """While the first verification's answer is on its way back, the producer's transaction is
-    aborted (its client timed out) and the abort marker is written."""
-    real_verify = produce_handler.verify
+def abort_during_the_first_verification(handler, monkeypatch) -> None:
+    """While the first verification's answer (`handler.verify`) is on its way back, the
+    producer's transaction is aborted (its client timed out) and its markers are written, a group's
+    offsets partition's among them."""
+    real_verify = handler.verify
     fired = []
 
     async def verify(n, transactional_id, producer_id, producer_epoch, partitions):
@@ -87,16 +88,16 @@ def abort_during_the_first_verification(node, monkeypatch) -> None:
             await n.transactions.run(lambda core, now: core.end_txn(
                 transactional_id, producer_id, producer_epoch, False, now))
             deadline = time.monotonic() + 10
-            while transaction_state(node, transactional_id) != "CompleteAbort":
+            while n.transactions.core.describe(transactional_id).view.state != "CompleteAbort":
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.01)
         return verdicts
 
-    monkeypatch.setattr(produce_handler, "verify", verify)
+    monkeypatch.setattr(handler, "verify", verify)
 
 
 def test_a_batch_verified_before_its_transaction_aborted_is_refused_after_the_abort_marker(node, monkeypatch):
-    abort_during_the_first_verification(node, monkeypatch)
+    abort_during_the_first_verification(produce_handler, monkeypatch)
     producer = init(node, "late")
     add_partitions(node, "late", producer, [(TOPIC, 0)])
     assert produce(node, "late", 0, transactional_batch(producer, 0)) == ErrorCode.INVALID_TXN_STATE
@@ -106,7 +107,7 @@ def test_a_batch_verified_before_its_transaction_aborted_is_refused_after_the_ab
 
 
 def test_the_producers_next_transaction_commits_only_its_own_batches(node, monkeypatch):
-    abort_during_the_first_verification(node, monkeypatch)
+    abort_during_the_first_verification(produce_handler, monkeypatch)
     producer = init(node, "late")
     add_partitions(node, "late", producer, [(TOPIC, 0)])
     produce(node, "late", 0, batch_of(producer, b"aborted"))

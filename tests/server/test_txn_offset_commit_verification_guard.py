@@ -6,13 +6,11 @@ answer UNSTABLE_OFFSET_COMMIT until the producer's next transaction's marker com
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pytest
 
 import groupctl.server.handlers.txn_offset_commit as txn_offset_commit_handler
 from groupctl.coordinator.errors import ErrorCode
+from tests.server.test_produce_verification_guard import abort_during_the_first_verification
 from tests.server.test_txn_offset_commit import begin, fetch, txn_commit
 from tests.support.coordinator import InProcessCoordinator, node_config
 
@@ -24,33 +22,10 @@ def node(tmp_path):
     started.stop()
 
 
-def transaction_state(node) -> str:
-    return node.node.transactions.core.describe("tx-1").view.state
-
-
-def abort_during_the_first_verification(node, monkeypatch) -> None:
-    """While the first verification's answer is on its way back, the producer's transaction is
-    aborted (its client timed out) and its markers are written, the group's offsets partition's too."""
-    real_verify = txn_offset_commit_handler.verify
-    fired = []
-
-    async def verify(n, transactional_id, producer_id, producer_epoch, partitions):
-        verdicts = await real_verify(n, transactional_id, producer_id, producer_epoch, partitions)
-        if not fired:
-            fired.append(True)
-            await n.transactions.run(lambda core, now: core.end_txn(
-                transactional_id, producer_id, producer_epoch, False, now))
-            deadline = time.monotonic() + 10
-            while transaction_state(node) != "CompleteAbort":
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.01)
-        return verdicts
-
-    monkeypatch.setattr(txn_offset_commit_handler, "verify", verify)
 
 
 def test_offsets_verified_before_their_transaction_aborted_are_refused_after_its_marker(node, monkeypatch):
-    abort_during_the_first_verification(node, monkeypatch)
+    abort_during_the_first_verification(txn_offset_commit_handler, monkeypatch)
     producer = begin(node)
     assert txn_commit(node, producer, {("jobs", 0): 5}) == {("jobs", 0): ErrorCode.INVALID_TXN_STATE}
     assert dict(node.node.core.pending_offsets("etl")) == {}
