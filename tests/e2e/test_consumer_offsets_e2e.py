@@ -116,7 +116,9 @@ def test_commits_and_fetches_at_a_stale_epoch_or_from_an_unknown_member_are_fenc
 
         second = consumer(node, "second")
         epochs = wait_until(lambda: stored.stable_epochs(2), 60, message="two Stable members")
-        assert sorted(len(c.snapshot()[0]) for c in (first, second)) == [2, 2]
+        # Stable in the store first; each member learns its two partitions at its next heartbeat.
+        wait_until(lambda: sorted(len(c.snapshot()[0]) for c in (first, second)) == [2, 2], 30,
+                   message="each member consuming its two partitions")
         assert epochs["first"][0] == first_id and epochs["first"][1] > first_epoch  # first moved on
 
         # A real member id at the epoch it has left behind, and an id the group never had.
