@@ -65,10 +65,7 @@ def describe(
     current = env(ctx)
     with current.status(f"describing transactional id {transactional_id}"):
         result = describe_transaction(current.need_bootstrap(), transactional_id)
-    if current.json:
-        render.emit_json(current, result.to_json())
-        return
-    render.show(current, transactions_table(result))
+    _present(current, result, transactions_table)
 
 
 @app.command("describe-producers")
@@ -90,10 +87,7 @@ def describe_producers(
     current = env(ctx)
     with current.status(f"describing the producers of {topic}-{partition}"):
         result = describe(current.need_bootstrap(), topic, partition)
-    if current.json:
-        render.emit_json(current, result.to_json())
-        return
-    render.show(current, producers_table(result))
+    _present(current, result, producers_table)
 
 
 @app.command("find-hanging")
@@ -119,10 +113,7 @@ def find_hanging(
     with current.status("looking for hanging transactions"):
         result = find(current.need_bootstrap(), topic=topic, partition=partition, broker_id=broker_id,
                       max_transaction_timeout_ms=max_transaction_timeout * 60_000)
-    if current.json:
-        render.emit_json(current, result.to_json())
-        return
-    render.show(current, producers_table(result))
+    _present(current, result, producers_table)
 
 
 @app.command("abort")
@@ -170,3 +161,11 @@ def abort(
         current.out.print(f"{verb} {result.spec.describe()}", markup=False, highlight=False)
     if not result.aborted:
         current.err.print(DRY_RUN, markup=False, highlight=False)
+
+
+def _present(current, result, table) -> None:
+    """A read command's answer: its JSON document with --output json, else its table."""
+    if current.json:
+        render.emit_json(current, result.to_json())
+    else:
+        render.show(current, table(result))
