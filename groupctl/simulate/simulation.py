@@ -160,6 +160,8 @@ class Simulation:
                 self.time_to_stable_s = round(elapsed, 3)
             if on_check is not None:
                 on_check(self.snapshot())
+            if stop.is_set():
+                break  # the watcher said stop: no churn after the snapshot it stopped on
             if until_stable and self.view.stable:
                 return "stable"
             if elapsed >= deadline:
