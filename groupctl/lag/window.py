@@ -89,11 +89,24 @@ def sample_order(sample: Sample) -> tuple:
     return tuple((False, 0) if value is None else (True, value) for value in sample)
 
 
+def in_sample_order(samples: set[Sample]) -> list[Sample]:
+    """`samples` (each counted once: a set) in sample order; by time alone when no two share one
+    (the same order, and the common case of one sample a round, at a fraction of the cost of the
+    full key)."""
+    if len({sample.ts for sample in samples}) == len(samples):
+        return sorted(samples, key=_time)
+    return sorted(samples, key=sample_order)
+
+
+def _time(sample: Sample) -> int:
+    return sample.ts
+
+
 def partition_window(samples: Iterable[Sample], *, size: int, now: int) -> Optional[PartitionWindow]:
     """The window of one partition's `samples` at `now`; None when it has no sample at or before `now`."""
     if size < 1:
         raise ValueError(f"the window must hold at least 1 entry, got {size}")
-    seen = sorted({sample for sample in samples if sample.ts <= now}, key=sample_order)
+    seen = in_sample_order({sample for sample in samples if sample.ts <= now})
     if not seen:
         return None
     valid = [Reading(s.ts, s.committed, s.log_end) for s in seen if s.valid]

@@ -14,6 +14,9 @@ Invariants:
   dot-file behind (ignored by readers).
 - Rows are JSON Lines: one compact JSON object per line, newline-terminated, ASCII (non-ASCII
   characters escaped), hence valid UTF-8.
+- Reading back (`read_rows`, for `lag serve` rebuilding its windows) skips what it cannot use, as
+  `analyze lag` does: lines that are not JSON objects of schema version 1 with every field, and
+  dot-files; whole `date=`/`hour=` directories before the time asked for are not opened.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from groupctl.errors import BadInput, OpsError
-from groupctl.ops.lag_record import LagRow
+from groupctl.ops.lag_record import SCHEMA_VERSION, LagRow
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,22 @@ def prepare_dataset_dir(root: Path) -> Path:
     return root
 
 
+def write_atomically(final: Path, data: bytes) -> None:
+    """`data` as the file `final`, whole or not at all: written to a dot-file beside it, fsynced,
+    renamed over it, then its directory fsynced. OSError when it cannot be; nothing of it is left."""
+    temp = final.parent / f".{final.name}.tmp"
+    try:
+        with open(temp, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(temp, final)  # replaces `final` atomically (POSIX)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(final.parent)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -87,18 +106,8 @@ class LagDatasetWriter:
         directory = partition_dir(self.root, first_ts)
         self._ensure_dir(directory)
         self._files += 1
-        name = f"part-{first_ts}-{self.pid}-{self._files}.jsonl"
-        final, temp = directory / name, directory / f".{name}.tmp"
-        try:
-            with open(temp, "xb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.rename(temp, final)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        _fsync_dir(directory)
+        final = directory / f"part-{first_ts}-{self.pid}-{self._files}.jsonl"
+        write_atomically(final, data)
         return WrittenFile(final, len(rows), first_ts)
 
     def _ensure_dir(self, directory: Path) -> None:
@@ -111,3 +120,43 @@ class LagDatasetWriter:
                 level.mkdir(exist_ok=True)
                 _fsync_dir(level.parent)
         self._known_dirs.add(directory)
+
+
+def read_rows(root: Path, *, since_ms: int) -> Iterator[LagRow]:
+    """The rows under `root` sampled at or after `since_ms` (see the module docstring)."""
+    first_hour = partition_dir(Path(), since_ms)
+    for date_dir in sorted(root.glob("date=*")):
+        if date_dir.name < first_hour.parent.name:
+            continue
+        for hour_dir in sorted(date_dir.glob("hour=*")):
+            if (date_dir.name, hour_dir.name) < (first_hour.parent.name, first_hour.name):
+                continue
+            for path in sorted(hour_dir.glob("part-*.jsonl")):
+                yield from (row for row in _rows_of(path) if row.ts >= since_ms)
+
+
+def _rows_of(path: Path) -> Iterator[LagRow]:
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        try:
+            fields = json.loads(line)
+            if not isinstance(fields, dict) or fields.pop("v", None) != SCHEMA_VERSION:
+                continue
+            row = LagRow(**fields)
+        except (ValueError, TypeError):
+            continue
+        if _well_typed(row):
+            yield row
+
+
+_TYPES = {"ts": (int,), "cluster": (str,), "group": (str,), "topic": (str,), "partition": (int,),
+          "committed": (int, type(None)), "log_end": (int, type(None)), "state": (str, type(None)),
+          "members": (int, type(None)), "owner": (str, type(None))}
+
+
+def _well_typed(row: LagRow) -> bool:
+    return all(isinstance(getattr(row, name), kinds) and not isinstance(getattr(row, name), bool)
+               for name, kinds in _TYPES.items())

@@ -35,7 +35,8 @@ from groupctl.client import kafka_apis as apis
 from groupctl.errors import NotFound, OpsError, Unreachable
 from groupctl.ops.groups import check_group_id
 from groupctl.client.kafka_apis import TopicPartition
-from groupctl.client.kafka import DEFAULT_TIMEOUT, BootstrapLike, Call, ConnectionFailed, KafkaClient, Node
+from groupctl.client.kafka import (DEFAULT_TIMEOUT, BootstrapLike, Call, ConnectionFailed, KafkaClient, Node,
+                                   as_bootstrap, parse_bootstrap)
 
 SCHEMA_VERSION = 1
 PIPELINE_GROUPS = 64
@@ -124,6 +125,7 @@ class LagSampler:
 
     def __init__(self, bootstrap: BootstrapLike, cluster: str, groups: Optional[Sequence[str]], *,
                  timeout: float = DEFAULT_TIMEOUT, wall_ms: Callable[[], int] = wall_clock_ms) -> None:
+        parse_bootstrap(as_bootstrap(bootstrap).servers)  # a malformed address is bad input, not a failed round
         self.bootstrap = bootstrap
         self.cluster = cluster
         self.groups = None if groups is None else tuple(dict.fromkeys(check_group_id(g) for g in groups))
