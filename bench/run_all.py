@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ["bench.coordinator_throughput", "bench.zk_commit_throughput", "bench.cli_latency", "bench.failover",
               "bench.lag_analysis", "bench.assignors", "bench.partition_growth", "bench.simulate",
               "bench.authorization", "bench.secure_connect", "bench.wire_fuzz", "bench.many_groups",
-              "bench.leader_epoch_start", "bench.log_append", "bench.transactions"]
+              "bench.leader_epoch_start", "bench.log_append", "bench.transactions", "bench.lag_serve"]
 
 
 def main() -> int:
