@@ -228,6 +228,9 @@ def serve(
     write = LagDatasetWriter(root).write_round if root is not None else (lambda rows: None)
     recording = Recording(sampler.sample, write, interval_s=interval_s, duration_s=duration_s)
     http.start()
+    for notification in service.pending if sender is not None else ():  # what the last run could not post
+        sender.send(notification)
+    unposted: list[dict] = [] if sender is not None else service.pending
     try:
         current.err.print(f"groupctl lag serve: {http.url}/v3/kafka/{cluster_name} (metrics at {http.url}/metrics); "
                           f"sampling {bootstrap.servers} every {interval}"
@@ -245,7 +248,10 @@ def serve(
     finally:
         http.close()
         if sender is not None:
-            sender.close()
+            unposted = sender.close()
+        problem = service.keep_unposted(unposted) if root is not None else None
+        if problem is not None:
+            warn(problem)
     _summarise(current, recording.totals, cluster_name, root, bootstrap,
                emit_json=render.emit_json_line)  # stdout stays JSON Lines
 

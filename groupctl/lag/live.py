@@ -20,7 +20,9 @@ Invariants:
   the others changes no status: a sample kept keeps its standing as a commit or not, since every
   sample dropped between two kept ones that is not a commit repeats the offset before it. Only
   `lag_seconds` can differ: of a message older than the history kept it is a lower bound, flagged
-  as one, as for a message older than the recording.
+  as one, as for a message older than the recording. That holds while samples arrive in time
+  order; a wall clock stepping back (a sample older than one before it) can make the two differ
+  until the history has passed the step, and a sample later than `now` stops trimming.
 - Pure: no I/O and no clock; `now` is the caller's.
 """
 
@@ -133,9 +135,11 @@ class LiveLag:
     def _trim(self, history: deque[Sample], now: int) -> None:
         """Drop the samples the window at any later time cannot read (see the module docstring)."""
         horizon = now - self.history_ms
-        if not history or history[0].ts >= horizon:
+        if not history or min(sample.ts for sample in history) >= horizon:
             return
         ordered = in_sample_order(set(history))
+        if ordered[-1].ts > now:
+            return  # a sample later than `now` (a clock stepped back): what the rules read is not settled
         valid = [index for index, sample in enumerate(ordered) if sample.valid]
         entries = [index for n, index in enumerate(valid)
                    if not (n > 0 and ordered[index].members == 0

@@ -66,9 +66,11 @@ class Incidents:
         return [{"cluster": cluster, "group": group, "id": incident.id, "start": incident.start,
                  "status": incident.status} for (cluster, group), incident in sorted(self._open.items())]
 
-    def resume(self, incidents: Iterable[Mapping]) -> None:
-        """Take back incidents another `Incidents` had open (`open_incidents`), as told: the next
-        observation updates or closes them under their own ids."""
+    def resume(self, incidents: Iterable[Mapping], statuses: Mapping[GroupKey, str]) -> None:
+        """Take back incidents another `Incidents` had open (`open_incidents`), as told, with every
+        group's status as it last saw them (`statuses`): the next observation updates or closes
+        them under their own ids, and names the right previous status."""
+        self._last = dict(statuses)
         for entry in incidents:
             key = (entry["cluster"], entry["group"])
             self._open[key] = _Incident(entry["id"], entry["start"], entry["status"])

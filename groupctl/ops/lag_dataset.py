@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -120,6 +121,20 @@ class LagDatasetWriter:
                 level.mkdir(exist_ok=True)
                 _fsync_dir(level.parent)
         self._known_dirs.add(directory)
+
+
+def newest_round_ts(root: Path) -> Optional[int]:
+    """The first sample time of the newest round file under `root` (None: there is none), read
+    from the file names of the newest hour directory that has one."""
+    for hour_dir in sorted(root.glob("date=*/hour=*"), key=lambda d: (d.parent.name, d.name), reverse=True):
+        starts = [int(match.group(1)) for path in hour_dir.glob("part-*.jsonl")
+                  if (match := _PART_NAME.fullmatch(path.name))]
+        if starts:
+            return max(starts)
+    return None
+
+
+_PART_NAME = re.compile(r"part-(\d+)-\d+-\d+\.jsonl")
 
 
 def read_rows(root: Path, *, since_ms: int) -> Iterator[LagRow]:

@@ -11,15 +11,18 @@ Invariants:
   (the others' may merely be unlisted this round).
 - A round whose sampling failed changes no group (one whose --out file could not be written did
   sample: it counts); its evaluation still runs, so windows see time pass.
-- Restart: `restore` reads back the service's own dataset (`--out`), rows of its cluster label
-  (and named groups) no older than the history, so a restarted server has its windows at once.
-  With --out the open incidents are kept beside the dataset (`lag_incidents`), after `restore`
-  and after every round that changed one; `restore` resumes them under their ids, so a group ERR
-  before the restart and still ERR is not notified again, and its `close` carries the id of its
-  `open`. What changed while no server ran (an incident to close, update or open) is told at the
-  first round, from fresh samples: an outage must not pass for consumers that stopped. A dataset
-  without kept incidents (written before they were kept): the incidents its windows showed at its
-  newest row are taken as already told, with new ids.
+- Restart: `restore` reads back the service's own dataset (`--out`): the rows of its cluster
+  label (and named groups) of the last `--history` before its newest row, so a restarted server
+  has its windows at once however long it was down. With --out the open incidents are kept beside
+  the dataset (`lag_incidents`), after `restore` and after every round that changed one, and at
+  the end the notifications not posted; `restore` resumes the incidents of the groups it watches
+  under their ids (others are kept as they are), with every group's status as the last run saw
+  it, so a group ERR before the restart and still ERR is not notified again, and its `close`
+  carries the id of its `open`; the notifications kept are for the caller to post first. What
+  changed while no server ran is told at the first round, from fresh samples: an outage must not
+  pass for consumers that stopped. A dataset without kept incidents (written before they were
+  kept): the incidents its windows showed at its newest row are taken as already told.
+- Evaluation times never go back: a wall clock stepping back evaluates at the latest time seen.
 - Keeping the incidents failing (OSError) loses no round: `Evaluated.warning` says so, and the
   file is written again at the next change.
 """
@@ -34,7 +37,7 @@ from groupctl.errors import OpsError
 from groupctl.lag.live import Evaluation, GroupKey, LiveLag
 from groupctl.lag.notify import Change, Incidents
 from groupctl.lag.window import Sample
-from groupctl.ops.lag_dataset import read_rows
+from groupctl.ops.lag_dataset import newest_round_ts, read_rows
 from groupctl.ops.lag_incidents import load_incidents, save_incidents
 from groupctl.ops.lag_record import LagRow, RoundSample, wall_clock_ms
 from groupctl.ops.lag_schedule import RoundOutcome
@@ -61,39 +64,62 @@ class LagService:
         self.incidents = incidents
         self._wall_ms = wall_ms
         self._incidents_root: Optional[Path] = None
+        self._others: list[dict] = []  # kept incidents of groups this run does not watch: kept as they are
+        self.pending: list[dict] = []  # notifications the last run could not post, to post now
         self.latest = Evaluation(wall_ms(), live.window, live.rules)
         self.rounds = 0  # rounds absorbed: READY once there is one
 
     def restore(self, root: Path) -> int:
-        """Rebuild the windows from the dataset under `root` and take back the incidents kept there
-        (see the module docstring); how many rows were read back. OpsError when the kept incidents
-        cannot be read or written back."""
-        since = self._wall_ms() - self.live.history_ms
-        wanted = None if self.groups is None else set(self.groups)
-        rows = [row for row in read_rows(root, since_ms=since)
-                if row.cluster == self.cluster and (wanted is None or row.group in wanted)]
+        """Rebuild the windows from the dataset under `root` and take back what was kept there
+        (see the module docstring); how many rows were read back. OpsError when the kept
+        incidents cannot be read or written back."""
+        newest = newest_round_ts(root)
+        rows = [] if newest is None else [row for row in read_rows(root, since_ms=newest - self.live.history_ms)
+                                          if self.watches(row.cluster, row.group)]
         if rows:
             self.live.restore(_samples(rows))
             self.latest = self.live.evaluate(max(row.ts for row in rows))  # as the previous run last saw it
         if self.incidents is not None:
             kept = load_incidents(root)
             if kept is not None:
-                self.incidents.resume(kept)
+                self.incidents.resume([e for e in kept.open if self.watches(e["cluster"], e["group"])],
+                                      self._statuses(self.latest))
+                self._others = [e for e in kept.open if not self.watches(e["cluster"], e["group"])]
+                self.pending = kept.pending
             elif rows:
                 self.incidents.observe(self._statuses(self.latest), self.latest.now)
             self._incidents_root = root
             try:
-                save_incidents(root, self.incidents.open_incidents())
+                self._save(self.pending)
             except OSError as exc:
                 raise OpsError(f"cannot keep the open incidents under {root}: {exc}") from None
         return len(rows)
+
+    def keep_unposted(self, notifications: list[dict]) -> Optional[str]:
+        """At the end: keep the notifications not posted, for the next run to post (with --out);
+        a warning when they cannot be kept."""
+        if self._incidents_root is None:
+            return None
+        try:
+            self._save(notifications)
+        except OSError as exc:
+            return f"cannot keep {len(notifications)} unposted notification(s) under {self._incidents_root}: {exc}"
+        return None
+
+    def watches(self, cluster: str, group: str) -> bool:
+        """Whether `group` of `cluster` is this server's to watch."""
+        return cluster == self.cluster and (self.groups is None or group in self.groups)
+
+    def _save(self, pending: list[dict]) -> None:
+        save_incidents(self._incidents_root, self.incidents.open_incidents() + self._others, pending)
 
     def absorb(self, outcome: RoundOutcome) -> Evaluated:
         """Take in one round and evaluate every known group (see the module docstring)."""
         sample = outcome.sample
         if sample is not None and not sample.failed:  # sampled, even if its --out file could not be written
             self.live.record(_samples(sample.rows), sampled=self.sampled_groups(sample))
-        evaluation = self.latest = self.live.evaluate(self._wall_ms())
+        now = max(self._wall_ms(), self.latest.now)  # a wall clock stepping back does not turn time back
+        evaluation = self.latest = self.live.evaluate(now)
         self.rounds += 1
         changes: tuple[Change, ...] = ()
         warning = None
@@ -101,7 +127,7 @@ class LagService:
             changes = tuple(self.incidents.observe(self._statuses(evaluation), evaluation.now))
             if changes and self._incidents_root is not None:
                 try:
-                    save_incidents(self._incidents_root, self.incidents.open_incidents())
+                    self._save([])
                 except OSError as exc:
                     warning = f"cannot keep the open incidents under {self._incidents_root}: {exc}"
         return Evaluated(outcome, evaluation, changes, warning)

@@ -40,7 +40,8 @@ class LagServeMetrics:
         self.last_round = Gauge("groupctl_lag_last_round_timestamp_seconds",
                                 "When the latest round that sampled ended (Unix time)", registry=self.registry)
         self.notifications = Counter("groupctl_lag_notifications", "Webhook notifications, by outcome: sent, "
-                                     "failed (given up after retries), dropped (queue full)", ["outcome"],
+                                     "failed (given up after retries), dropped (queue full), unsent (not posted "
+                                     "when the server stopped)", ["outcome"],
                                      registry=self.registry)
         self.registry.register(_EvaluationCollector(latest))
 

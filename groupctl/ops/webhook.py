@@ -13,13 +13,18 @@ Invariants:
 - Logs name the receiver by scheme, host and port only: webhook URLs (Slack's, Teams') carry their
   secret in the path. The standard proxy variables (http_proxy, https_proxy, no_proxy) apply.
 - Bounded: the queue holds at most `capacity` notifications (when full, the oldest waiting one is
-  dropped and logged), each post by `timeout_s`, each back-off by `max_backoff_s`; `close` never
+  dropped and logged), each wait for the receiver by `timeout_s` (a connection, or a read: a
+  receiver trickling bytes can stretch one post), each back-off by `max_backoff_s`; `close` never
   blocks on a full queue, waits at most `grace_s` for what is queued, then stops the thread mid
-  back-off (a post in flight ends within `timeout_s`).
+  back-off and returns what was not posted (the caller may keep it: `lag serve --out` posts it
+  after its restart), a post still in flight included: it may arrive twice (at least once).
+- Nothing kills the thread: a malformed answer is a failed post, and anything else unexpected
+  gives that one notification up, logged.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import queue
 import threading
@@ -33,7 +38,11 @@ from groupctl.errors import BadInput
 def check_webhook_url(url: str) -> str:
     """`url`, if it is an http(s) URL with a host; BadInput otherwise."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number in range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(f"--webhook must be an http:// or https:// URL, not '{url}'")
     return url
 
@@ -55,6 +64,9 @@ class WebhookSender:
         self._max_backoff_s = max_backoff_s
         self._timeout_s = timeout_s
         self._queue: queue.Queue = queue.Queue(maxsize=capacity)
+        self._lock = threading.Lock()
+        self._in_flight: Optional[dict] = None  # being posted (or retried) by the thread
+        self._aborted: list[dict] = []  # cut short by close()
         self._draining = threading.Event()  # close(): post what is queued, then stop
         self._closing = threading.Event()  # the grace is over: stop now
         self._thread = threading.Thread(target=self._run, name="groupctl-webhook", daemon=True)
@@ -75,22 +87,25 @@ class WebhookSender:
                 self._warn(f"webhook queue full: dropped a notification ({_describe(dropped)})")
                 self._on_outcome("dropped")
 
-    def close(self, grace_s: float = 5.0) -> None:
-        """Post what is queued within `grace_s`, then stop (what is left is not posted)."""
+    def close(self, grace_s: float = 5.0) -> list[dict]:
+        """Post what is queued within `grace_s`, then stop; the notifications not posted (queued,
+        or in flight when the grace ran out: it may yet arrive), each counted `unsent`."""
         self._draining.set()
         self._thread.join(grace_s)
         self._closing.set()
         self._thread.join(self._timeout_s + 1)
-        left = 0
+        with self._lock:
+            unposted = list(self._aborted) + ([self._in_flight] if self._in_flight is not None else [])
         while True:
             try:
-                self._queue.get_nowait()
+                unposted.append(self._queue.get_nowait())
             except queue.Empty:
                 break
-            left += 1
-            self._on_outcome("dropped")
-        if left:
-            self._warn(f"webhook {self._receiver}: {left} notification(s) not posted at shutdown")
+        for _ in unposted:
+            self._on_outcome("unsent")
+        if unposted:
+            self._warn(f"webhook {self._receiver}: {len(unposted)} notification(s) not posted at shutdown")
+        return unposted
 
     def _run(self) -> None:
         while not self._closing.is_set():
@@ -100,23 +115,40 @@ class WebhookSender:
                 if self._draining.is_set():
                     return
                 continue
-            self._on_outcome("sent" if self._post_with_retries(document) else "failed")
+            with self._lock:
+                self._in_flight = document
+            try:
+                outcome = self._post_with_retries(document)
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive any one notification
+                self._warn(f"webhook {self._receiver}: {exc!r} ({_describe(document)}; given up)")
+                outcome = "failed"
+            with self._lock:
+                self._in_flight = None
+                if outcome == "aborted":
+                    self._aborted.append(document)
+            if outcome != "aborted":
+                self._on_outcome(outcome)
 
-    def _post_with_retries(self, document: dict) -> bool:
+    def _post_with_retries(self, document: dict) -> str:
+        """"sent", "failed" (given up) or "aborted" (the grace ran out before it was posted)."""
         body = json.dumps(document, separators=(",", ":")).encode()
         backoff = self._first_backoff_s
         for attempt in range(1, self._attempts + 1):
             problem, retry = self._post(body)
             if problem is None:
-                return True
-            last = attempt == self._attempts or self._closing.is_set() or not retry
+                return "sent"
+            if self._closing.is_set():
+                return "aborted"
+            last = attempt == self._attempts or not retry
             self._warn(f"webhook {self._receiver}: {problem} ({_describe(document)}; "
                        + ("given up" if last else f"attempt {attempt} of {self._attempts}, retrying in {backoff:g}s")
                        + ")")
-            if last or self._closing.wait(backoff):
-                return False
+            if last:
+                return "failed"
+            if self._closing.wait(backoff):
+                return "aborted"
             backoff = min(backoff * 2, self._max_backoff_s)
-        return False
+        return "failed"
 
     def _post(self, body: bytes) -> tuple[Optional[str], bool]:
         """(None, _) when the receiver accepted `body` (2xx); else (what went wrong, whether
@@ -132,6 +164,8 @@ class WebhookSender:
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             return f"cannot post: {reason}", True
+        except http.client.HTTPException as exc:  # a malformed answer: IncompleteRead, BadStatusLine, ...
+            return f"bad answer: {exc!r}", True
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):

@@ -44,7 +44,7 @@ def test_a_resumed_incident_is_not_opened_again_and_closes_under_its_own_id():
     before = Incidents(NotifyThreshold.ERR)
     [opened] = before.observe({KEY: "ERR"}, now=T0)
     after = Incidents(NotifyThreshold.ERR)
-    after.resume(before.open_incidents())
+    after.resume(before.open_incidents(), {KEY: "ERR"})
     assert after.observe({KEY: "ERR"}, now=T0 + 1000) == []
     [closed] = after.observe({KEY: "OK"}, now=T0 + 2000)
     assert (closed.event, closed.id, closed.start, closed.previous) == ("close", opened.id, opened.start, "ERR")
@@ -73,7 +73,7 @@ def test_an_incident_that_ended_while_no_server_ran_is_closed_at_the_first_round
     [closed] = restarted.absorb(round_of([LagRow(at(60), "local", "orders", "events", 0, 104, 104, "Stable", 1,
                                                  "app")])).changes
     assert (closed.event, closed.id, closed.status, closed.previous) == ("close", "local/orders/1", "OK", "ERR")
-    assert load_incidents(tmp_path) == []
+    assert load_incidents(tmp_path).open == []
 
 
 def test_an_incident_that_began_while_no_server_ran_is_opened_at_the_first_round(tmp_path):
@@ -83,7 +83,7 @@ def test_an_incident_that_began_while_no_server_ran_is_opened_at_the_first_round
     [opened] = restarted.absorb(round_of([LagRow(at(60), "local", "orders", "events", 0, 5, 95, "Stable", 1,
                                                  "app")])).changes
     assert (opened.event, opened.group, opened.status) == ("open", "orders", "ERR")
-    assert [entry["id"] for entry in load_incidents(tmp_path)] == [opened.id]
+    assert [entry["id"] for entry in load_incidents(tmp_path).open] == [opened.id]
 
 
 def test_an_outage_is_not_taken_for_consumers_that_stopped(tmp_path):
@@ -105,7 +105,7 @@ def test_a_round_that_changes_an_incident_rewrites_the_kept_file_whole(tmp_path)
     watched = LagService(LiveLag(window=3, history_ms=3_600_000), cluster="local", groups=None,
                          incidents=Incidents(NotifyThreshold.ERR), wall_ms=lambda: at(now[0]))
     watched.restore(root)
-    assert json.loads((root / FILE_NAME).read_text()) == {"v": 1, "open": []}
+    assert json.loads((root / FILE_NAME).read_text()) == {"v": 1, "open": [], "pending": []}
     changes = []
     for second in (61, 62, 63, 64):  # the consumer stops committing while messages wait
         now[0] = second
@@ -115,7 +115,7 @@ def test_a_round_that_changes_an_incident_rewrites_the_kept_file_whole(tmp_path)
         changes.extend(evaluated.changes)
     [opened] = changes
     assert opened.event == "open"
-    assert [(entry["group"], entry["id"]) for entry in load_incidents(root)] == [("orders", opened.id)]
+    assert [(entry["group"], entry["id"]) for entry in load_incidents(root).open] == [("orders", opened.id)]
     assert [path.name for path in root.iterdir() if path.name.startswith(".")] == []
 
 
@@ -133,13 +133,60 @@ def test_a_kept_file_that_cannot_be_written_is_a_warning_and_the_round_still_cou
     watched = service(now_s=60)
     watched.restore(dataset(tmp_path, caught_up_rows()))
 
-    def refuse(root, incidents):
+    def refuse(root, incidents, pending):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("groupctl.ops.lag_serve.save_incidents", refuse)
     watched.incidents.resume([{"cluster": "local", "group": "orders", "id": "local/orders/1", "start": 1,
-                               "status": "ERR"}])
+                               "status": "ERR"}], {KEY: "ERR"})
     evaluated = watched.absorb(round_of([LagRow(at(61), "local", "orders", "events", 0, 104, 104, "Stable", 1, "app")]))
     assert [change.event for change in evaluated.changes] == ["close"]
     assert "cannot keep the open incidents" in evaluated.warning and "No space left" in evaluated.warning
     assert watched.latest is evaluated.evaluation
+
+
+def test_a_restart_long_after_the_last_round_still_has_full_windows_and_keeps_a_dead_groups_incident(tmp_path):
+    root = dataset(tmp_path, stuck_rows())
+    first = service(now_s=4)
+    first.restore(root)
+    [opened] = first.incidents.open_incidents()
+    restarted = LagService(LiveLag(window=3, history_ms=60_000), cluster="local", groups=None,
+                           incidents=Incidents(NotifyThreshold.ERR), wall_ms=lambda: at(3_000))  # down for 50 min
+    assert restarted.restore(root) == 3  # the rows of the history before the newest one, not before now
+    still_stuck = LagRow(at(3_000), "local", "orders", "events", 0, 5, 900, "Stable", 1, "app")
+    evaluated = restarted.absorb(round_of([still_stuck]))
+    assert evaluated.changes == () and evaluated.evaluation.groups[KEY]["status"] == "ERR"
+    assert restarted.incidents.open_incidents() == [opened]
+
+
+def test_incidents_of_groups_a_restart_does_not_watch_are_kept_as_they_are_not_closed(tmp_path):
+    other = {"cluster": "local", "group": "billing", "id": "local/billing/1", "start": 1, "status": "ERR"}
+    elsewhere = {**other, "cluster": "eu", "id": "eu/billing/1"}
+    save_incidents(tmp_path, [other, elsewhere])
+    watching_orders = LagService(LiveLag(window=3, history_ms=3_600_000), cluster="local", groups=["orders"],
+                                 incidents=Incidents(NotifyThreshold.ERR), wall_ms=lambda: at(60))
+    watching_orders.restore(dataset(tmp_path, caught_up_rows()))
+    evaluated = watching_orders.absorb(round_of([LagRow(at(60), "local", "orders", "events", 0, 104, 104, "Stable",
+                                                        1, "app")]))
+    assert evaluated.changes == ()
+    assert sorted(e["id"] for e in load_incidents(tmp_path).open) == ["eu/billing/1", "local/billing/1"]
+
+
+def test_after_a_restart_a_change_names_the_status_the_last_run_saw_as_previous(tmp_path):
+    save_incidents(tmp_path, [])
+    restarted = service(now_s=60)
+    restarted.restore(dataset(tmp_path, caught_up_rows()))
+    rewound = LagRow(at(60), "local", "orders", "events", 0, 50, 110, "Stable", 1, "app")  # REWIND: ERR at once
+    [opened] = restarted.absorb(round_of([rewound])).changes
+    assert (opened.event, opened.status, opened.previous) == ("open", "ERR", "OK")
+
+
+def test_notifications_not_posted_at_the_end_are_kept_and_handed_to_the_next_run(tmp_path):
+    root = dataset(tmp_path, caught_up_rows())
+    ending = service(now_s=60)
+    ending.restore(root)
+    unposted = [{"event": "open", "id": "local/orders/7", "cluster": "local", "group": "orders"}]
+    assert ending.keep_unposted(unposted) is None
+    restarted = service(now_s=61)
+    restarted.restore(root)
+    assert restarted.pending == unposted

@@ -116,3 +116,11 @@ def test_read_rows_skips_whole_hours_before_the_time_asked_for(tmp_path):
         '"log_end":1,"state":null,"members":null,"owner":null}\n' % (5 * hour + 2))
     assert [r.committed for r in read_rows(tmp_path, since_ms=5 * hour)] == [2]
     assert [r.committed for r in read_rows(tmp_path, since_ms=4 * hour)] == [1, 2]
+
+
+def test_evaluation_time_never_goes_back_when_the_wall_clock_does():
+    clock = Clock(10_000)
+    watching = service(clock)
+    watching.absorb(outcome([row(10_000, "billing", 1, 1)]))
+    clock.now = 4_000  # the wall clock stepped back
+    assert watching.absorb(outcome([row(4_000, "billing", 2, 2)])).evaluation.now == 10_000

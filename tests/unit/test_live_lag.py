@@ -138,3 +138,15 @@ def test_a_window_and_a_history_must_make_sense():
         LiveLag(window=0, history_ms=1)
     with pytest.raises(ValueError):
         LiveLag(window=1, history_ms=-1)
+
+
+def test_samples_later_than_the_evaluation_time_leave_the_history_untrimmed():
+    live = LiveLag(window=2, history_ms=2 * INTERVAL)
+    everything = [consumer(t * INTERVAL, 5, 5 + t, members=0) for t in range(10)]
+    live.record([(key(0), sample) for sample in everything[:1]], sampled=[G])
+    for sample in everything[1:]:
+        live.record([(key(0), sample)], sampled=[G])
+    [state] = live.evaluate(5 * INTERVAL).partitions[G]  # a clock that stepped back: samples up to 9 s exist
+    assert state.report == partition_report(key(0), partition_window(everything, size=2, now=5 * INTERVAL))
+    [state] = live.evaluate(9 * INTERVAL).partitions[G]
+    assert state.report == partition_report(key(0), partition_window(everything, size=2, now=9 * INTERVAL))

@@ -31,6 +31,13 @@ class Receiver:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 time.sleep(delay_s)
                 code = receiver.codes.pop(0) if receiver.codes else 200
+                if code == "truncated":  # promises 100 bytes, sends 5, hangs up
+                    self.send_response(200)
+                    self.send_header("Content-Length", "100")
+                    self.end_headers()
+                    self.wfile.write(b"short")
+                    self.close_connection = True
+                    return
                 if code == 200:
                     receiver.bodies.append(body)
                     receiver.posted.set()
@@ -158,10 +165,36 @@ def test_close_ends_within_its_grace_and_the_timeout_even_with_a_full_queue_and_
     hook.close(grace_s=0.5)
     assert time.monotonic() - started < 0.5 + 2.0 + 1  # the grace, then at most a post in flight
     receiver.close()
-    assert warnings[-1].endswith("notification(s) not posted at shutdown")  # counted as dropped, and said
+    assert warnings[-1].endswith("notification(s) not posted at shutdown")  # handed back, and said
 
 
-@pytest.mark.parametrize("url", ["ftp://host/x", "localhost:8080", "http://", "not a url"])
+def test_a_malformed_answer_is_a_failed_post_retried_and_the_sender_lives_on(warnings):
+    receiver, outcomes = Receiver(codes=["truncated"]), []
+    hook = sender(receiver.url, warnings, outcomes)
+    hook.send({"event": "open", "n": 1})
+    hook.send({"event": "close", "n": 2})
+    hook.close()
+    receiver.close()
+    assert outcomes == ["sent", "sent"] and [body["n"] for body in receiver.bodies] == [1, 2]
+    assert "bad answer: IncompleteRead" in warnings[0]
+
+
+def test_close_hands_back_what_it_could_not_post_the_one_in_flight_included(warnings):
+    receiver, outcomes = Receiver(codes=[500] * 100), []
+    hook = sender(receiver.url, warnings, outcomes, first_backoff_s=5.0, max_backoff_s=5.0)
+    for number in range(3):
+        hook.send({"event": "open", "n": number})
+    assert receiver.posted.wait(0.0) is False
+    deadline = time.monotonic() + 5
+    while not receiver.requests and time.monotonic() < deadline:  # the first post is being retried
+        time.sleep(0.02)
+    unposted = hook.close(grace_s=0.2)
+    receiver.close()
+    assert [document["n"] for document in unposted] == [0, 1, 2] and outcomes == ["unsent"] * 3
+
+
+@pytest.mark.parametrize("url", ["ftp://host/x", "localhost:8080", "http://", "not a url", "http://127.0.0.1:abc/x",
+                                 "http://127.0.0.1:99999/x"])
 def test_only_http_urls_with_a_host_are_webhooks(url):
     with pytest.raises(BadInput, match="--webhook"):
         check_webhook_url(url)
