@@ -215,8 +215,7 @@ def serve(
     restored = service.restore(root) if root is not None else 0
     metrics = LagServeMetrics(lambda: service.latest)
     settings = {"class-name": "groupctl", "servers": bootstrap.servers.split(","), "interval": interval_s,
-                "window": window,
-                "allowed-lag": allowed_lag, "rules": rules.value, "history": history_s,
+                "window": window, "allowed-lag": allowed_lag, "rules": rules.value, "history": history_s,
                 "groups": list(group) if group else None}
     http = LagHttpServer(host, port, cluster=cluster_name, settings=settings, latest=lambda: service.latest,
                          registry=metrics.registry, ready=lambda: service.rounds > 0)
